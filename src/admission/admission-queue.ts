@@ -1,0 +1,103 @@
+import { Observable, type SchedulerLike, asyncScheduler } from 'rxjs';
+import { EngineError } from '../engine/engine-error.js';
+import { GatewayError } from '../errors/gateway-error.js';
+
+export interface AdmissionLimits {
+  /** Requests running at once. */
+  maxConcurrency: number;
+  /** Requests allowed to wait for a slot. */
+  maxQueue: number;
+  /** How long a request may wait before it fails; none when undefined. */
+  queueTimeoutMs?: number;
+}
+
+interface Waiter {
+  admit: () => void;
+}
+
+/**
+ * Per-model admission: at most `maxConcurrency` requests run, at most `maxQueue` wait, in FIFO
+ * order. `checkCapacity` refuses a request before its stream opens; `run` waits for a slot, runs
+ * the work and frees the slot when the work ends or is unsubscribed (a hang-up leaves the queue at
+ * once).
+ */
+export class AdmissionQueue {
+  private runningCount = 0;
+  private readonly waiters: Waiter[] = [];
+
+  constructor(
+    readonly limits: AdmissionLimits,
+    private readonly scheduler: SchedulerLike = asyncScheduler,
+  ) {}
+
+  get running(): number {
+    return this.runningCount;
+  }
+
+  get queued(): number {
+    return this.waiters.length;
+  }
+
+  /** Throws `overloaded` when a new request would find neither a slot nor room in the queue. */
+  checkCapacity(model: string): void {
+    if (this.runningCount < this.limits.maxConcurrency) return;
+    if (this.waiters.length < this.limits.maxQueue) return;
+    throw new GatewayError('overloaded', `Model '${model}' is at capacity and its queue is full; retry shortly.`, {
+      code: 'queue_full',
+      retryAfterSeconds: 1,
+    });
+  }
+
+  /** Runs `work$` once a slot is free; the slot is held until it completes, fails or is unsubscribed. */
+  run<T>(work$: Observable<T>): Observable<T> {
+    return new Observable<T>((subscriber) => {
+      let admitted = false;
+      let inner: { unsubscribe(): void } | undefined;
+      let timeout: { unsubscribe(): void } | undefined;
+
+      const waiter: Waiter = {
+        admit: () => {
+          timeout?.unsubscribe();
+          admitted = true;
+          this.runningCount += 1;
+          inner = work$.subscribe(subscriber);
+        },
+      };
+
+      if (this.runningCount < this.limits.maxConcurrency && this.waiters.length === 0) {
+        waiter.admit();
+      } else {
+        this.waiters.push(waiter);
+        if (this.limits.queueTimeoutMs !== undefined) {
+          const waitedMs = this.limits.queueTimeoutMs;
+          timeout = this.scheduler.schedule(() => {
+            this.leaveQueue(waiter);
+            subscriber.error(new EngineError('overloaded', `Waited ${waitedMs} ms in the queue without a free slot.`, { code: 'queue_timeout' }));
+          }, waitedMs);
+        }
+      }
+
+      return () => {
+        timeout?.unsubscribe();
+        if (!admitted) {
+          this.leaveQueue(waiter);
+          return;
+        }
+        inner?.unsubscribe();
+        this.runningCount -= 1;
+        this.admitNext();
+      };
+    });
+  }
+
+  private leaveQueue(waiter: Waiter): void {
+    const index = this.waiters.indexOf(waiter);
+    if (index !== -1) this.waiters.splice(index, 1);
+  }
+
+  private admitNext(): void {
+    while (this.runningCount < this.limits.maxConcurrency && this.waiters.length > 0) {
+      this.waiters.shift()!.admit();
+    }
+  }
+}

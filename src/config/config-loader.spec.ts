@@ -1,0 +1,64 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig } from './config-loader.js';
+import { StubModelConfig } from './model-config.js';
+
+function problemsOf(raw: unknown): string[] {
+  try {
+    parseConfig(raw);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', () => {
+  it('defaults to the stub model on 127.0.0.1:8000 with chunk keep-alives every 15 s', () => {
+    const config = loadConfig({});
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8000 });
+    expect(config.keepalive).toEqual({ mode: 'chunks', intervalMs: 15_000 });
+    expect(config.models.map((model) => [model.name, model.engine])).toEqual([['stub', 'stub']]);
+  });
+
+  it('reads engine keys beside name and engine, with defaults for the rest', () => {
+    const config = parseConfig({ models: [{ name: 'slow', engine: 'stub', prefillMs: 1000, tokenIntervalMs: 30 }] });
+    const model = config.models[0] as StubModelConfig;
+    expect(model).toBeInstanceOf(StubModelConfig);
+    expect(model).toMatchObject({ name: 'slow', prefillMs: 1000, tokenIntervalMs: 30, failWith: 'internal' });
+  });
+
+  it('names the field at fault', () => {
+    expect(problemsOf({ models: [{ name: 'a', engine: 'stub', prefillMs: -1 }] })).toEqual([
+      'models[0].prefillMs must not be less than 0',
+    ]);
+    expect(problemsOf({ keepalive: { mode: 'loud' } })[0]).toMatch(/^keepalive\.mode must be one of/);
+    expect(problemsOf({ server: { port: 'eighty' } })).toContain('server.port must be an integer number');
+  });
+
+  it('rejects unknown keys, unknown engines and duplicate names', () => {
+    expect(problemsOf({ models: [{ name: 'a', engine: 'stub', prefilMs: 5 }] })[0]).toMatch(
+      /^models\[0\]\.prefilMs: unknown field/,
+    );
+    expect(problemsOf({ models: [{ name: 'a', engine: 'gpt' }] })).toEqual([
+      'models[0].engine must be one of: stub (got "gpt")',
+    ]);
+    expect(problemsOf({ models: [{ name: 'a', engine: 'stub' }, { name: 'a', engine: 'stub' }] })).toEqual([
+      'models must have unique names',
+    ]);
+  });
+
+  it('loads a YAML file and lets flags override it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gantry-config-'));
+    const file = join(dir, 'gantry.yaml');
+    writeFileSync(file, 'server: { port: 9000 }\nkeepalive: { mode: comments, intervalMs: 500 }\n');
+    const config = loadConfig({ file, host: '0.0.0.0' });
+    expect(config.server).toMatchObject({ host: '0.0.0.0', port: 9000 });
+    expect(config.keepalive).toEqual({ mode: 'comments', intervalMs: 500 });
+    expect(() => loadConfig({ file: join(dir, 'missing.yaml') })).toThrow(/cannot read the file/);
+    writeFileSync(file, 'server: [unclosed\n');
+    expect(() => loadConfig({ file })).toThrow(/not valid YAML/);
+  });
+});

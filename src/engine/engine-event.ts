@@ -1,0 +1,110 @@
+/**
+ * What an engine emits while it generates: a small tagged union that every engine maps its own
+ * wire or API onto, and every protocol encoder reads (N engines + M protocols = N + M mappers).
+ *
+ * Order: zero or more `ack`s and deltas, then exactly one `done`; failures are RxJS errors
+ * carrying an EngineError. The first `ack` marks the end of prefill.
+ */
+export type EngineEvent = AckEvent | TextDelta | ReasoningDelta | ToolCallDelta | DoneEvent;
+
+/** One engine step finished. An ack may come without a delta (a parser still holds text back). */
+export interface AckEvent {
+  type: 'ack';
+  usage: TokenUsage;
+  timings: Timings;
+}
+
+export interface TextDelta {
+  type: 'text';
+  text: string;
+}
+
+export interface ReasoningDelta {
+  type: 'reasoning';
+  text: string;
+}
+
+/**
+ * A piece of a tool call. The first piece of a call carries `id` and `name`; later pieces carry
+ * only an `arguments` fragment. Pieces of one call share its `index`.
+ */
+export interface ToolCallDelta {
+  type: 'tool_call';
+  index: number;
+  id?: string;
+  name?: string;
+  arguments: string;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'abort';
+
+export interface DoneEvent {
+  type: 'done';
+  finishReason: FinishReason;
+  /** The stop string that ended the output, when one did. */
+  stopSequence?: string;
+  usage: TokenUsage;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens served from a cache (KV reuse, prefix cache). */
+  cachedTokens: number;
+  /** Completion tokens spent on reasoning (included in completionTokens). */
+  reasoningTokens: number;
+}
+
+/** llama.cpp's `timings` block, field for field (server-task.cpp `result_timings`). */
+export interface Timings {
+  cache_n: number;
+  prompt_n: number;
+  prompt_ms: number;
+  prompt_per_token_ms: number;
+  prompt_per_second: number;
+  predicted_n: number;
+  predicted_ms: number;
+  predicted_per_token_ms: number;
+  predicted_per_second: number;
+}
+
+export const ZERO_USAGE: TokenUsage = Object.freeze({
+  promptTokens: 0,
+  completionTokens: 0,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+});
+
+/** Real output: what ends the keep-alive heartbeats. An ack or an empty text is not output. */
+export function isOutput(event: { type: string; text?: string }): boolean {
+  switch (event.type) {
+    case 'text':
+    case 'reasoning':
+      return event.text !== undefined && event.text.length > 0;
+    case 'tool_call':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Builds a timings block from raw counts, deriving the per-token and per-second figures. */
+export function makeTimings(counts: {
+  promptN: number;
+  promptMs: number;
+  predictedN: number;
+  predictedMs: number;
+  cacheN?: number;
+}): Timings {
+  return {
+    cache_n: counts.cacheN ?? 0,
+    prompt_n: counts.promptN,
+    prompt_ms: counts.promptMs,
+    prompt_per_token_ms: counts.promptN > 0 ? counts.promptMs / counts.promptN : 0,
+    prompt_per_second: counts.promptMs > 0 ? (1e3 / counts.promptMs) * counts.promptN : 0,
+    predicted_n: counts.predictedN,
+    predicted_ms: counts.predictedMs,
+    predicted_per_token_ms: counts.predictedN > 0 ? counts.predictedMs / counts.predictedN : 0,
+    predicted_per_second: counts.predictedMs > 0 ? (1e3 / counts.predictedMs) * counts.predictedN : 0,
+  };
+}

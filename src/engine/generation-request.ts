@@ -1,0 +1,86 @@
+/**
+ * A protocol-neutral generation: what every client API decodes into and every engine reads.
+ * Nothing here names a wire format; encoders keep their own stream options.
+ */
+export interface GenerationRequest {
+  /** The gateway's model name (the configured alias, not an upstream's name). */
+  model: string;
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+  toolChoice: ToolChoice;
+  /** False when the client asked for at most one tool call per turn. */
+  parallelToolCalls: boolean;
+  sampling: SamplingParams;
+  /** Whether the client wants reasoning output (a thinking budget, reasoning effort). */
+  reasoning?: { enabled: boolean; budgetTokens?: number };
+}
+
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
+
+export interface SystemMessage {
+  role: 'system';
+  content: string;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: ContentPart[];
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string;
+  reasoning?: string;
+  toolCalls?: ToolCall[];
+}
+
+export interface ToolResultMessage {
+  role: 'tool';
+  toolCallId: string;
+  content: string;
+  isError?: boolean;
+}
+
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; url: string };
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The arguments as a JSON text, exactly as the model produced them. */
+  arguments: string;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. */
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { name: string };
+
+export interface SamplingParams {
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  seed?: number;
+  stop: string[];
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  responseFormat?: ResponseFormat;
+}
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+/** The text of a user message, its text parts joined. */
+export function textOf(message: UserMessage): string {
+  return message.content
+    .filter((part): part is { type: 'text'; text: string } => part.type === 'text')
+    .map((part) => part.text)
+    .join('\n');
+}

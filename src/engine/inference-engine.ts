@@ -1,0 +1,22 @@
+import type { Observable } from 'rxjs';
+import type { EngineEvent } from './engine-event.js';
+import type { GenerationRequest } from './generation-request.js';
+
+/**
+ * The engine port. One instance serves one configured model.
+ *
+ * `generate` returns a cold observable: subscribing starts the work, unsubscribing cancels it
+ * (the HTTP engine aborts its upstream request, the llama engine stops decoding, the stub clears
+ * its timers). A client hang-up therefore reaches the engine through plain RxJS teardown.
+ */
+export abstract class InferenceEngine {
+  abstract generate(request: GenerationRequest): Observable<EngineEvent>;
+
+  /** Whether the engine can take requests now (a native model loaded, a healthy replica). */
+  isReady(): boolean {
+    return true;
+  }
+
+  /** Releases what the engine holds (models, sockets); awaited at shutdown. */
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,20 @@
+import type { ModelConfig } from '../config/model-config.js';
+import type { InferenceEngine } from '../engine/inference-engine.js';
+import { StubEngine } from './stub/stub-engine.js';
+
+/**
+ * The one place that knows every engine kind. Engines that need native modules are imported here
+ * lazily, so the gateway starts without them when no model uses them.
+ */
+export async function createEngine(model: ModelConfig): Promise<InferenceEngine> {
+  switch (model.engine) {
+    case 'stub':
+      return new StubEngine(model);
+    default:
+      return assertNever(model.engine);
+  }
+}
+
+function assertNever(kind: never): never {
+  throw new Error(`Unknown engine kind: ${String(kind)}`);
+}

@@ -1,0 +1,40 @@
+import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { Observable } from 'rxjs';
+import type { EngineEvent } from '../engine/engine-event.js';
+import { GenerationService } from '../generation/generation.service.js';
+import { newId, unixSeconds } from '../protocols/ids.js';
+import { toChatCompletion } from '../protocols/openai-chat/chat-completion.js';
+import { ChatCompletionRequestDto } from '../protocols/openai-chat/chat-request.dto.js';
+import { decodeChatRequest } from '../protocols/openai-chat/decode-chat-request.js';
+import { encodeChatStream } from '../protocols/openai-chat/encode-chat-stream.js';
+import { StreamResponder } from './stream-responder.js';
+
+/** `POST /v1/chat/completions` (OpenAI Chat Completions), streaming and not. */
+@Controller('v1/chat')
+export class ChatCompletionsController {
+  constructor(
+    @Inject(GenerationService) private readonly generations: GenerationService,
+    @Inject(StreamResponder) private readonly responder: StreamResponder,
+  ) {}
+
+  @Post('completions')
+  @HttpCode(200)
+  create(@Body() body: ChatCompletionRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
+    const { events$ } = this.generations.accept(decodeChatRequest(body));
+    const identity = { id: newId('chatcmpl-'), model: body.model, created: unixSeconds() };
+    if (!body.stream) {
+      return this.responder.json(reply, events$, (result) => toChatCompletion(result, identity), 'openai');
+    }
+    return this.responder.sse(
+      reply,
+      events$,
+      encodeChatStream({
+        ...identity,
+        includeUsage: body.stream_options?.include_usage === true,
+        continuousUsage: body.stream_options?.continuous_usage_stats === true,
+        timings: body.timings_per_token === true,
+      }),
+    );
+  }
+}

@@ -1,0 +1,27 @@
+import { asGatewayError, type GatewayError } from '../errors/gateway-error.js';
+import { openAIErrorStatus, toOpenAIErrorBody } from '../protocols/errors/openai-error.js';
+
+export interface RenderedError {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** The protocol a path speaks, which decides the shape of its errors. */
+export type ErrorDialect = 'openai' | 'anthropic';
+
+export function dialectOf(url: string): ErrorDialect {
+  return url.startsWith('/v1/messages') ? 'anthropic' : 'openai';
+}
+
+/** An error answered before any stream opened: real status, protocol body, `Retry-After` when known. */
+export function renderError(error: unknown, dialect: ErrorDialect): RenderedError {
+  const failure: GatewayError = asGatewayError(error);
+  const headers: Record<string, string> = {};
+  if (failure.retryAfterSeconds !== undefined) headers['retry-after'] = String(failure.retryAfterSeconds);
+  switch (dialect) {
+    case 'openai':
+    case 'anthropic':
+      return { status: openAIErrorStatus(failure), headers, body: toOpenAIErrorBody(failure) };
+  }
+}

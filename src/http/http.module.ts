@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { GenerationService } from '../generation/generation.service.js';
+import { ChatCompletionsController } from './chat-completions.controller.js';
+import { HealthController } from './health.controller.js';
+import { ModelsController } from './models.controller.js';
+import { ProtocolExceptionFilter } from './protocol-exception.filter.js';
+import { StreamResponder } from './stream-responder.js';
+
+/** The HTTP surface: one thin controller per API, the shared responder and the error filter. */
+@Module({
+  controllers: [ChatCompletionsController, ModelsController, HealthController],
+  providers: [GenerationService, StreamResponder, { provide: APP_FILTER, useClass: ProtocolExceptionFilter }],
+})
+export class HttpModule {}

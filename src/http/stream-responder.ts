@@ -1,0 +1,126 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { Observable, Subject, type OperatorFunction } from 'rxjs';
+import { GatewayConfig } from '../config/gateway-config.js';
+import type { EngineEvent } from '../engine/engine-event.js';
+import { isOutput } from '../engine/engine-event.js';
+import { KEEPALIVE_COMMENT, type SseFrame } from '../protocols/sse/sse-frame.js';
+import { collectGeneration, type GenerationResult } from '../streaming/collect-generation.js';
+import { heartbeat } from '../streaming/heartbeat.js';
+import { keepalive } from '../streaming/keepalive.js';
+import type { StreamEvent } from '../streaming/stream-event.js';
+import { renderError, type ErrorDialect } from './error-rendering.js';
+import { SseWriter } from './sse-writer.js';
+
+/** Frames buffered for a client that does not read before it is dropped. */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Writes an engine event stream to a Fastify reply, as SSE or as one JSON body.
+ *
+ * Both return the engine events themselves, so that Nest interceptors wrapping the handler see
+ * (and can `tap`) every event of every request; writing is a side effect of that subscription.
+ * The stream is torn down, and the engine work cancelled, when the client hangs up.
+ */
+@Injectable()
+export class StreamResponder {
+  constructor(@Inject(GatewayConfig) private readonly config: GatewayConfig) {}
+
+  sse(
+    reply: FastifyReply,
+    events$: Observable<EngineEvent>,
+    encode: OperatorFunction<StreamEvent, SseFrame>,
+  ): Observable<EngineEvent> {
+    return new Observable<EngineEvent>((subscriber) => {
+      reply.hijack();
+      const response = reply.raw;
+      const writer = new SseWriter(response, MAX_BUFFERED_BYTES);
+      writer.open(reply.getHeaders() as Record<string, string>);
+
+      const input = new Subject<EngineEvent>();
+      let failure: unknown;
+      const framesSubscription = this.frames(input, encode).subscribe({
+        next: (frame) => writer.write(frame),
+        complete: () => {
+          writer.end();
+          if (failure === undefined) subscriber.complete();
+          else subscriber.error(failure);
+        },
+      });
+      const onClose = () => {
+        if (!writer.isEnded) subscriber.complete();
+      };
+      response.once('close', onClose);
+      const sourceSubscription = events$.subscribe({
+        next: (event) => {
+          input.next(event);
+          subscriber.next(event);
+        },
+        error: (error: unknown) => {
+          failure = error;
+          input.error(error);
+        },
+        complete: () => input.complete(),
+      });
+
+      return () => {
+        response.off('close', onClose);
+        sourceSubscription.unsubscribe();
+        framesSubscription.unsubscribe();
+        if (!writer.isEnded) response.destroy();
+      };
+    });
+  }
+
+  json(
+    reply: FastifyReply,
+    events$: Observable<EngineEvent>,
+    toBody: (result: GenerationResult) => unknown,
+    dialect: ErrorDialect,
+  ): Observable<EngineEvent> {
+    return new Observable<EngineEvent>((subscriber) => {
+      const input = new Subject<EngineEvent>();
+      const resultSubscription = input.pipe(collectGeneration()).subscribe({
+        next: (result) => void reply.status(200).send(toBody(result)),
+        error: (error: unknown) => {
+          const rendered = renderError(error, dialect);
+          void reply.status(rendered.status).headers(rendered.headers).send(rendered.body);
+        },
+      });
+      const onClose = () => subscriber.complete();
+      reply.raw.once('close', onClose);
+      const sourceSubscription = events$.subscribe({
+        next: (event) => {
+          input.next(event);
+          subscriber.next(event);
+        },
+        error: (error: unknown) => {
+          input.error(error);
+          subscriber.error(error);
+        },
+        complete: () => {
+          input.complete();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        reply.raw.off('close', onClose);
+        sourceSubscription.unsubscribe();
+        resultSubscription.unsubscribe();
+      };
+    });
+  }
+
+  /** Encoded frames with the configured keep-alive: protocol heartbeats, SSE comments, or none. */
+  private frames(input: Observable<EngineEvent>, encode: OperatorFunction<StreamEvent, SseFrame>): Observable<SseFrame> {
+    const { mode, intervalMs } = this.config.keepalive;
+    switch (mode) {
+      case 'chunks':
+        return input.pipe(keepalive<EngineEvent, StreamEvent>({ intervalMs, isOutput, beat: heartbeat }), encode);
+      case 'comments':
+        return input.pipe(encode, keepalive<SseFrame, SseFrame>({ intervalMs, isOutput: () => false, beat: () => KEEPALIVE_COMMENT }));
+      case 'off':
+        return input.pipe(encode);
+    }
+  }
+}

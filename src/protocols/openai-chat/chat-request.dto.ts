@@ -1,0 +1,313 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  Equals,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { IsKeywordOrObject, IsPlainObject, IsStringOrStringList } from '../validation/custom-validators.js';
+
+export class StreamOptionsDto {
+  @IsOptional()
+  @IsBoolean()
+  include_usage?: boolean;
+
+  @IsOptional()
+  @IsBoolean()
+  continuous_usage_stats?: boolean;
+
+  @IsOptional()
+  @IsBoolean()
+  include_obfuscation?: boolean;
+}
+
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: string } }
+  | { type: 'refusal'; refusal: string };
+
+export class ChatMessageDto {
+  @IsIn(['system', 'developer', 'user', 'assistant', 'tool'])
+  role!: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+  @IsChatContent()
+  content?: string | ChatContentPart[] | null;
+
+  @IsOptional()
+  @IsString()
+  name?: string;
+
+  @ValidateIf((message: ChatMessageDto) => message.role === 'tool')
+  @IsString()
+  @IsNotEmpty()
+  tool_call_id?: string;
+
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ChatToolCallDto)
+  tool_calls?: ChatToolCallDto[];
+
+  /** Reasoning of an earlier assistant turn; llama.cpp and DeepSeek name it reasoning_content, vLLM reasoning. */
+  @IsOptional()
+  @IsString()
+  reasoning_content?: string;
+
+  @IsOptional()
+  @IsString()
+  reasoning?: string;
+}
+
+export class ChatFunctionCallDto {
+  @IsString()
+  @IsNotEmpty()
+  name!: string;
+
+  @IsString()
+  arguments!: string;
+}
+
+export class ChatToolCallDto {
+  @IsString()
+  @IsNotEmpty()
+  id!: string;
+
+  @Equals('function')
+  type!: 'function';
+
+  @ValidateNested()
+  @Type(() => ChatFunctionCallDto)
+  function!: ChatFunctionCallDto;
+}
+
+export class ChatFunctionDefinitionDto {
+  @IsString()
+  @Matches(/^[a-zA-Z0-9_.-]{1,64}$/, { message: 'function names are 1-64 letters, digits, _ . or -' })
+  name!: string;
+
+  @IsOptional()
+  @IsString()
+  description?: string;
+
+  @IsOptional()
+  @IsPlainObject()
+  parameters?: Record<string, unknown>;
+
+  @IsOptional()
+  @IsBoolean()
+  strict?: boolean;
+}
+
+export class ChatToolDto {
+  @Equals('function', { message: 'only function tools are supported' })
+  type!: 'function';
+
+  @ValidateNested()
+  @Type(() => ChatFunctionDefinitionDto)
+  function!: ChatFunctionDefinitionDto;
+}
+
+export class JsonSchemaFormatDto {
+  @IsString()
+  @IsNotEmpty()
+  name!: string;
+
+  @IsOptional()
+  @IsPlainObject()
+  schema?: Record<string, unknown>;
+
+  @IsOptional()
+  @IsBoolean()
+  strict?: boolean;
+
+  @IsOptional()
+  @IsString()
+  description?: string;
+}
+
+export class ResponseFormatDto {
+  @IsIn(['text', 'json_object', 'json_schema'])
+  type!: 'text' | 'json_object' | 'json_schema';
+
+  @ValidateIf((format: ResponseFormatDto) => format.type === 'json_schema')
+  @ValidateNested()
+  @Type(() => JsonSchemaFormatDto)
+  json_schema?: JsonSchemaFormatDto;
+}
+
+/**
+ * The Chat Completions request (openai-python `completion_create_params.py`), plus vLLM's
+ * `top_k`, `continuous_usage_stats` and llama.cpp's `timings_per_token`. Unknown fields are
+ * ignored, as vLLM does.
+ */
+export class ChatCompletionRequestDto {
+  @IsString()
+  @IsNotEmpty()
+  model!: string;
+
+  @IsArray()
+  @ArrayNotEmpty()
+  @ValidateNested({ each: true })
+  @Type(() => ChatMessageDto)
+  messages!: ChatMessageDto[];
+
+  @IsOptional()
+  @IsBoolean()
+  stream?: boolean;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => StreamOptionsDto)
+  stream_options?: StreamOptionsDto;
+
+  @IsOptional()
+  @IsBoolean()
+  timings_per_token?: boolean;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  max_tokens?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  max_completion_tokens?: number;
+
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  @Max(2)
+  temperature?: number;
+
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  top_p?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(-1)
+  top_k?: number;
+
+  @IsOptional()
+  @IsInt()
+  seed?: number;
+
+  @IsOptional()
+  @IsNumber()
+  @Min(-2)
+  @Max(2)
+  frequency_penalty?: number;
+
+  @IsOptional()
+  @IsNumber()
+  @Min(-2)
+  @Max(2)
+  presence_penalty?: number;
+
+  @IsOptional()
+  @IsStringOrStringList(16)
+  stop?: string | string[];
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1, { message: 'n must be 1: this gateway streams one choice per request' })
+  n?: number;
+
+  @IsOptional()
+  @Equals(false, { message: 'logprobs are not supported by this gateway' })
+  logprobs?: boolean;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(128)
+  @ValidateNested({ each: true })
+  @Type(() => ChatToolDto)
+  tools?: ChatToolDto[];
+
+  @IsOptional()
+  @IsKeywordOrObject(
+    ['none', 'auto', 'required'],
+    (value) =>
+      value.type === 'function' &&
+      typeof (value.function as { name?: unknown } | undefined)?.name === 'string',
+    '{"type": "function", "function": {"name": ...}}',
+  )
+  tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+  @IsOptional()
+  @IsBoolean()
+  parallel_tool_calls?: boolean;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ResponseFormatDto)
+  response_format?: ResponseFormatDto;
+
+  @IsOptional()
+  @IsIn(['none', 'minimal', 'low', 'medium', 'high'])
+  reasoning_effort?: string;
+
+  @IsOptional()
+  @IsString()
+  user?: string;
+}
+
+const PART_TYPES_BY_ROLE: Record<string, readonly string[]> = {
+  user: ['text', 'image_url'],
+  assistant: ['text', 'refusal'],
+};
+
+/** `content` by role: a string or parts; null or absent only for an assistant turn. */
+function IsChatContent(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isChatContent',
+    validator: {
+      validate: (value, args) => {
+        const role = (args?.object as ChatMessageDto).role;
+        if (typeof value === 'string') return true;
+        if (value === null || value === undefined) return role === 'assistant';
+        if (!Array.isArray(value)) return false;
+        const allowed = PART_TYPES_BY_ROLE[role] ?? ['text'];
+        return value.every((part: unknown) => isValidPart(part, allowed));
+      },
+      defaultMessage: (args) => {
+        const role = (args?.object as ChatMessageDto).role;
+        const allowed = (PART_TYPES_BY_ROLE[role] ?? ['text']).join(', ');
+        return `content must be a string or a list of parts (${allowed}) for a ${role} message`;
+      },
+    },
+  });
+}
+
+function isValidPart(part: unknown, allowed: readonly string[]): boolean {
+  if (typeof part !== 'object' || part === null) return false;
+  const candidate = part as Record<string, unknown>;
+  if (!allowed.includes(candidate.type as string)) return false;
+  switch (candidate.type) {
+    case 'text':
+      return typeof candidate.text === 'string';
+    case 'refusal':
+      return typeof candidate.refusal === 'string';
+    case 'image_url':
+      return typeof (candidate.image_url as { url?: unknown } | undefined)?.url === 'string';
+    default:
+      return false;
+  }
+}

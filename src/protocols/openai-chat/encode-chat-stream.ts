@@ -1,0 +1,101 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { AckEvent, DoneEvent, EngineEvent, Timings, TokenUsage } from '../../engine/engine-event.js';
+import { ZERO_USAGE } from '../../engine/engine-event.js';
+import { asGatewayError } from '../../errors/gateway-error.js';
+import type { StreamEvent } from '../../streaming/stream-event.js';
+import { toOpenAIErrorBody } from '../errors/openai-error.js';
+import { DONE_FRAME, type SseFrame } from '../sse/sse-frame.js';
+import { toChatFinishReason, toChatUsage } from './chat-usage.js';
+
+export interface ChatStreamOptions {
+  id: string;
+  model: string;
+  created: number;
+  /** `stream_options.include_usage`: a final `choices: []` chunk with the whole usage. */
+  includeUsage: boolean;
+  /** `stream_options.continuous_usage_stats` (vLLM): usage so far on every chunk. */
+  continuousUsage: boolean;
+  /** `timings_per_token` (llama.cpp): the latest ack's timings on every chunk after it. */
+  timings: boolean;
+}
+
+/**
+ * Engine events (and heartbeats) to `chat.completion.chunk` frames.
+ *
+ * The role chunk leaves on subscription, i.e. at admission. Every chunk shares one id, model and
+ * created; the prefix holding them is serialized once per stream. A failure after the stream
+ * opened becomes `data: {"error": ...}` followed by `[DONE]`, and the stream ends cleanly.
+ */
+export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<StreamEvent, SseFrame> {
+  return (source) =>
+    new Observable<SseFrame>((subscriber) => {
+      const prefix =
+        `{"id":${JSON.stringify(options.id)},"object":"chat.completion.chunk",` +
+        `"created":${options.created},"model":${JSON.stringify(options.model)},"choices":`;
+      let usage: TokenUsage = ZERO_USAGE;
+      let timings: Timings | undefined;
+
+      const chunk = (choices: string, chunkUsage: TokenUsage | undefined = options.continuousUsage ? usage : undefined) => {
+        let data = prefix + choices;
+        if (chunkUsage) data += `,"usage":${JSON.stringify(toChatUsage(chunkUsage))}`;
+        if (options.timings && timings) data += `,"timings":${JSON.stringify(timings)}`;
+        subscriber.next({ data: data + '}' });
+      };
+      const delta = (deltaJson: string) =>
+        chunk(`[{"index":0,"delta":${deltaJson},"logprobs":null,"finish_reason":null}]`);
+
+      const finish = (done: DoneEvent) => {
+        usage = done.usage;
+        chunk(
+          `[{"index":0,"delta":{},"logprobs":null,"finish_reason":"${toChatFinishReason(done.finishReason)}"}]`,
+        );
+        if (options.includeUsage) chunk('[]', usage);
+      };
+
+      const onEvent = (event: StreamEvent) => {
+        switch (event.type) {
+          case 'ack':
+            usage = (event as AckEvent).usage;
+            timings = event.timings;
+            return;
+          case 'heartbeat':
+            return chunk('[{"index":0,"delta":{},"finish_reason":null}]');
+          case 'text':
+            return delta(`{"content":${JSON.stringify(event.text)}}`);
+          case 'reasoning':
+            return delta(`{"reasoning_content":${JSON.stringify(event.text)}}`);
+          case 'tool_call':
+            return delta(`{"tool_calls":[${JSON.stringify(toolCallDelta(event))}]}`);
+          case 'done':
+            return finish(event);
+        }
+      };
+
+      delta('{"role":"assistant","content":""}');
+      return source.subscribe({
+        next: onEvent,
+        error: (error: unknown) => {
+          subscriber.next({ data: JSON.stringify(toOpenAIErrorBody(asGatewayError(error))) });
+          subscriber.next(DONE_FRAME);
+          subscriber.complete();
+        },
+        complete: () => {
+          subscriber.next(DONE_FRAME);
+          subscriber.complete();
+        },
+      });
+    });
+}
+
+/** The first piece of a call carries id, type and name; later pieces only index and arguments. */
+function toolCallDelta(event: Extract<EngineEvent, { type: 'tool_call' }>) {
+  if (event.id === undefined && event.name === undefined) {
+    return { index: event.index, function: { arguments: event.arguments } };
+  }
+  return {
+    index: event.index,
+    id: event.id,
+    type: 'function',
+    function: { name: event.name, arguments: event.arguments },
+  };
+}

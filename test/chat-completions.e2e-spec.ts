@@ -1,0 +1,369 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StubEngine } from '../src/engines/stub/stub-engine.js';
+import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
+import { postSse, type WireFrame } from './support/sse-client.js';
+
+const MODELS = [
+  { name: 'stub', engine: 'stub' },
+  { name: 'slow', engine: 'stub', prefillMs: 1000, tokenIntervalMs: 300 },
+  { name: 'thinker', engine: 'stub', reasoning: 'first think then answer' },
+  { name: 'flaky', engine: 'stub', prefillMs: 300, failAfterTokens: 1, failWith: 'upstream' },
+  { name: 'single', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 1 },
+  { name: 'drip', engine: 'stub', tokenIntervalMs: 200 },
+  { name: 'long', engine: 'stub', prefillMs: 10_000 },
+];
+
+let gateway: RunningGateway;
+let client: OpenAI;
+
+beforeAll(async () => {
+  gateway = await startGateway({ keepalive: { mode: 'chunks', intervalMs: 100 }, server: { bodyLimitBytes: 64 * 1024 }, models: MODELS });
+  client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+});
+
+const chatUrl = () => `${gateway.url}/v1/chat/completions`;
+const stubOf = (name: string) => gateway.registry.resolve(name).engine as StubEngine;
+const ask = (text: string) => [{ role: 'user' as const, content: text }];
+const isHeartbeat = (chunk: Record<string, any>) =>
+  chunk.choices?.length === 1 && Object.keys(chunk.choices[0].delta).length === 0 && chunk.choices[0].finish_reason === null;
+const hasOutput = (chunk: Record<string, any>) => {
+  const delta = chunk.choices?.[0]?.delta ?? {};
+  return Boolean(delta.content) || Boolean(delta.reasoning_content) || (delta.tool_calls?.length ?? 0) > 0;
+};
+
+describe('POST /v1/chat/completions with the openai SDK', () => {
+  it('answers a non-streaming request with content, finish reason and usage', async () => {
+    const completion = await client.chat.completions.create({ model: 'stub', messages: ask('Hello from the SDK') });
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0].message).toMatchObject({ role: 'assistant', content: 'Hello from the SDK' });
+    expect(completion.choices[0].finish_reason).toBe('stop');
+    expect(completion.usage).toEqual({ prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 });
+  });
+
+  it('streams content chunks that the SDK accumulates, with a usage chunk', async () => {
+    const stream = await client.chat.completions.create({
+      model: 'stub',
+      messages: ask('one two three'),
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined | null;
+    const finishReasons: string[] = [];
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.choices[0]?.finish_reason) finishReasons.push(chunk.choices[0].finish_reason);
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('one two three');
+    expect(finishReasons).toEqual(['stop']);
+    expect(usage).toEqual({ prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 });
+  });
+
+  it('stops at max_tokens with finish reason length and honours stop strings', async () => {
+    const limited = await client.chat.completions.create({ model: 'stub', messages: ask('a b c d e'), max_tokens: 2 });
+    expect(limited.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: 'a b' } });
+    const stopped = await client.chat.completions.create({ model: 'stub', messages: ask('alpha beta END gamma'), stop: ['END'] });
+    expect(stopped.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'alpha beta ' } });
+  });
+
+  it('streams reasoning as reasoning_content before the answer', async () => {
+    const stream = await client.chat.completions.create({ model: 'thinker', messages: ask('the answer'), stream: true });
+    let reasoning = '';
+    let content = '';
+    let contentSeenBeforeReasoning = false;
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as { content?: string; reasoning_content?: string } | undefined;
+      if (delta?.reasoning_content) {
+        if (content) contentSeenBeforeReasoning = true;
+        reasoning += delta.reasoning_content;
+      }
+      content += delta?.content ?? '';
+    }
+    expect(reasoning).toBe('first think then answer');
+    expect(content).toBe('the answer');
+    expect(contentSeenBeforeReasoning).toBe(false);
+  });
+
+  it('streams a tool call that the SDK stream helper assembles and parses', async () => {
+    const runner = client.chat.completions.stream({
+      model: 'stub',
+      messages: ask('{"city":"Paris","days":3}'),
+      tools: [{ type: 'function', function: { name: 'get_forecast', parameters: { type: 'object' } } }],
+      tool_choice: 'required',
+    });
+    const final = await runner.finalChatCompletion();
+    const call = final.choices[0].message.tool_calls?.[0];
+    expect(final.choices[0].finish_reason).toBe('tool_calls');
+    expect(call?.type).toBe('function');
+    expect(call && call.type === 'function' && call.function.name).toBe('get_forecast');
+    expect(call && call.type === 'function' && JSON.parse(call.function.arguments)).toEqual({ city: 'Paris', days: 3 });
+  });
+
+  it('round-trips a tool result to a text answer', async () => {
+    const completion = await client.chat.completions.create({
+      model: 'stub',
+      messages: [
+        { role: 'user', content: '{"city":"Paris"}' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get_forecast', arguments: '{"city":"Paris"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_9', content: 'sunny and 21 C' },
+      ],
+      tools: [{ type: 'function', function: { name: 'get_forecast' } }],
+      tool_choice: 'required',
+    });
+    expect(completion.choices[0].message.content).toBe('sunny and 21 C');
+  });
+
+  it('reports an engine failure after a heartbeat as an APIError from the stream', async () => {
+    const stream = await client.chat.completions.create({ model: 'flaky', messages: ask('x y z'), stream: true });
+    const seen: string[] = [];
+    const failure = await (async () => {
+      try {
+        for await (const chunk of stream) seen.push(chunk.choices[0]?.delta.content ?? '');
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as Error).message).toMatch(/stub engine failed after 1 tokens/);
+    expect(seen.join('')).toBe('x');
+  });
+
+  it('lists the configured models', async () => {
+    const models = [];
+    for await (const model of client.models.list()) models.push(model.id);
+    expect(models).toEqual(MODELS.map((model) => model.name));
+  });
+});
+
+describe('the wire frames of a stream', () => {
+  it('sends the role chunk at once, heartbeats during prefill, and none after the first output', async () => {
+    const exchange = await postSse(chatUrl(), { model: 'slow', messages: ask('alpha beta'), stream: true });
+    expect(exchange.status).toBe(200);
+    expect(exchange.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const chunks = exchange.json();
+    expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(exchange.frames[0].at).toBeLessThan(900);
+    const firstOutput = chunks.findIndex(hasOutput);
+    expect(firstOutput).toBeGreaterThan(0);
+    const beforeOutput = chunks.slice(1, firstOutput);
+    expect(beforeOutput.filter(isHeartbeat).length).toBeGreaterThanOrEqual(5);
+    expect(beforeOutput.every(isHeartbeat)).toBe(true);
+    expect(chunks.slice(firstOutput).filter(isHeartbeat)).toEqual([]);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('alpha beta');
+
+    const identities = new Set(chunks.map((chunk) => `${chunk.id}|${chunk.model}|${chunk.created}|${chunk.object}`));
+    expect(identities.size).toBe(1);
+    expect([...identities][0]).toMatch(/^chatcmpl-\w+\|slow\|\d+\|chat\.completion\.chunk$/);
+    expect(exchange.frames.at(-1)).toMatchObject({ kind: 'event', data: '[DONE]' });
+  });
+
+  it('puts usage on every chunk with continuous_usage_stats: zeros until the first ack', async () => {
+    const exchange = await postSse(chatUrl(), {
+      model: 'slow',
+      messages: ask('alpha beta'),
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
+    });
+    const chunks = exchange.json();
+    expect(chunks.every((chunk) => chunk.usage !== undefined)).toBe(true);
+    const heartbeats = chunks.filter(isHeartbeat);
+    const zeroBeats = heartbeats.filter((chunk) => chunk.usage.prompt_tokens === 0);
+    const prefilledBeats = heartbeats.filter((chunk) => chunk.usage.prompt_tokens === 2);
+    expect(zeroBeats.length).toBeGreaterThanOrEqual(5);
+    expect(zeroBeats.every((chunk) => chunk.usage.total_tokens === 0)).toBe(true);
+    expect(prefilledBeats.length).toBeGreaterThanOrEqual(1);
+    // Counters never go back: once the prompt is counted, every later chunk has it.
+    const firstCounted = chunks.findIndex((chunk) => chunk.usage.prompt_tokens > 0);
+    expect(chunks.slice(firstCounted).every((chunk) => chunk.usage.prompt_tokens === 2)).toBe(true);
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toEqual({ prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 });
+  });
+
+  it('puts the latest timings on every chunk after the first ack with timings_per_token', async () => {
+    const exchange = await postSse(chatUrl(), { model: 'slow', messages: ask('alpha beta'), stream: true, timings_per_token: true });
+    const chunks = exchange.json();
+    const firstTimed = chunks.findIndex((chunk) => chunk.timings !== undefined);
+    expect(firstTimed).toBeGreaterThanOrEqual(6);
+    expect(chunks.slice(0, firstTimed).every((chunk) => chunk.timings === undefined)).toBe(true);
+    expect(chunks.slice(firstTimed).every((chunk) => chunk.timings !== undefined)).toBe(true);
+    const first = chunks[firstTimed].timings;
+    expect(first.prompt_n).toBe(2);
+    expect(first.prompt_ms).toBeGreaterThanOrEqual(900);
+    expect(first.predicted_n).toBe(0);
+    const last = chunks.at(-1)!.timings;
+    expect(last.predicted_n).toBe(2);
+    expect(last.predicted_ms).toBeGreaterThan(0);
+    expect(last.predicted_per_second).toBeCloseTo((1000 / last.predicted_ms) * 2, 6);
+  });
+
+  it('frames an engine failure after a heartbeat as an error chunk followed by [DONE]', async () => {
+    const exchange = await postSse(chatUrl(), { model: 'flaky', messages: ask('x y z'), stream: true });
+    const events = exchange.frames.filter((frame): frame is Extract<WireFrame, { kind: 'event' }> => frame.kind === 'event');
+    expect(events.slice(-2).map((frame) => frame.data.startsWith('{"error"') || frame.data === '[DONE]')).toEqual([true, true]);
+    expect(JSON.parse(events.at(-2)!.data).error).toMatchObject({ type: 'upstream_error', message: expect.any(String) });
+    expect(exchange.json().filter(isHeartbeat).length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('client hang-ups cancel the engine work', () => {
+  it('during prefill: the stub clears its timers', async () => {
+    const engine = stubOf('long');
+    await postSse(chatUrl(), { model: 'long', messages: ask('never seen'), stream: true }, {
+      onFrame: (_frame, frames) => frames.length >= 3,
+    });
+    // The prefill alone lasts 10 s: only a cancellation empties the engine this soon.
+    expect(await eventually(() => engine.activeGenerations === 0 && engine.pendingTimers === 0, 1000)).toBe(true);
+  });
+
+  it('during decoding: no more tokens are produced', async () => {
+    const engine = stubOf('drip');
+    const words = Array.from({ length: 50 }, (_, index) => `w${index + 1}`).join(' ');
+    const exchange = await postSse(chatUrl(), { model: 'drip', messages: ask(words), stream: true }, {
+      onFrame: (frame) => frame.kind === 'event' && frame.data.includes('"content":"w1"'),
+    });
+    expect(exchange.json().at(-1)!.choices[0].delta.content).toBe('w1');
+    // 50 tokens at 200 ms would take 10 s: the engine is empty this soon only if it was cancelled.
+    expect(await eventually(() => engine.activeGenerations === 0 && engine.pendingTimers === 0, 1000)).toBe(true);
+  });
+
+  it('while queued: the request leaves the queue at once and the running one keeps its slot', async () => {
+    const model = gateway.registry.resolve('single');
+    let queuedWasAborted = false;
+    const holder = postSse(chatUrl(), { model: 'single', messages: ask('holder'), stream: true }, {
+      onFrame: () => model.admission.queued === 0 && model.admission.running === 1 && queuedWasAborted,
+    });
+    await eventually(() => model.admission.running === 1);
+    const queued = await postSse(chatUrl(), { model: 'single', messages: ask('waiter'), stream: true }, {
+      onFrame: (_frame, frames) => frames.length >= 2 && model.admission.queued === 1,
+    });
+    expect(queued.json()[0].choices[0].delta.role).toBe('assistant');
+    expect(await eventually(() => model.admission.queued === 0)).toBe(true);
+    expect(model.admission.running).toBe(1);
+    queuedWasAborted = true;
+    await holder;
+    expect(await eventually(() => model.admission.running === 0 && stubOf('single').pendingTimers === 0)).toBe(true);
+  });
+
+  it('refuses a request with 429 and Retry-After when the queue is full', async () => {
+    const model = gateway.registry.resolve('single');
+    const hangUp = { now: false };
+    const holders = [0, 1].map(() =>
+      postSse(chatUrl(), { model: 'single', messages: ask('hold'), stream: true }, { onFrame: () => hangUp.now }),
+    );
+    expect(await eventually(() => model.admission.running === 1 && model.admission.queued === 1)).toBe(true);
+    const response = await fetch(chatUrl(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'single', messages: ask('refused'), stream: true }),
+    });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(await readJson(response)).toMatchObject({ error: { type: 'rate_limit_error', code: 'queue_full' } });
+    hangUp.now = true;
+    await Promise.all(holders);
+    expect(await eventually(() => model.admission.running === 0 && model.admission.queued === 0)).toBe(true);
+  });
+});
+
+describe('errors before the stream opens', () => {
+  const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+    fetch(chatUrl(), { method: 'POST', headers, body });
+
+  it('answers malformed JSON with 400 in OpenAI shape', async () => {
+    const response = await post('{"model": "stub", "messages": [');
+    expect(response.status).toBe(400);
+    const body = await readJson(response);
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', param: null, code: null });
+    expect(body.error.message).toMatch(/JSON/);
+  });
+
+  it('answers failed validation with 400 naming the field, through the SDK too', async () => {
+    const response = await post(JSON.stringify({ model: 'stub', messages: [{ role: 'user', content: 42 }] }));
+    expect(response.status).toBe(400);
+    expect((await readJson(response)).error).toMatchObject({ param: 'messages[0].content', message: expect.stringMatching(/^messages\[0\]\.content /) });
+
+    const failure = await client.chat.completions
+      .create({ model: 'stub', messages: ask('x'), temperature: 7 })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((failure as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('temperature');
+  });
+
+  it('answers an unknown model with 404 model_not_found', async () => {
+    const failure = await client.chat.completions.create({ model: 'gpt-9', messages: ask('x') }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((failure as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
+  });
+
+  it('answers a body over the limit with 413', async () => {
+    const response = await post(JSON.stringify({ model: 'stub', messages: ask('x'.repeat(100 * 1024)) }));
+    expect(response.status).toBe(413);
+    expect((await readJson(response)).error.message).toMatch(/larger than/);
+  });
+
+  it('answers an unknown path with 404 and a wrong method with 405', async () => {
+    const unknown = await fetch(`${gateway.url}/v1/nowhere`);
+    expect(unknown.status).toBe(404);
+    expect((await readJson(unknown)).error.type).toBe('not_found_error');
+    const wrongMethod = await fetch(chatUrl());
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+  });
+
+  it('answers a missing or non-JSON body with 400, never a 500', async () => {
+    for (const response of [await post('', {}), await post('hello', { 'content-type': 'text/plain' }), await post('[]'), await post('null')]) {
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      expect((await readJson(response)).error.message).toEqual(expect.any(String));
+    }
+  });
+
+  it('serves /health', async () => {
+    const response = await fetch(`${gateway.url}/health`);
+    expect(response.status).toBe(200);
+    expect(await readJson(response)).toEqual({ status: 'ok' });
+  });
+});
+
+describe('keep-alive modes', () => {
+  let comments: RunningGateway;
+  let off: RunningGateway;
+  const slowOnly = [{ name: 'slow', engine: 'stub', prefillMs: 500, tokenIntervalMs: 250 }];
+
+  beforeAll(async () => {
+    comments = await startGateway({ keepalive: { mode: 'comments', intervalMs: 100 }, models: slowOnly });
+    off = await startGateway({ keepalive: { mode: 'off', intervalMs: 100 }, models: slowOnly });
+  });
+  afterAll(async () => {
+    await Promise.all([comments?.close(), off?.close()]);
+  });
+
+  it('comments: `: keep-alive` comments for the whole stream and no heartbeat chunks', async () => {
+    const exchange = await postSse(`${comments.url}/v1/chat/completions`, { model: 'slow', messages: ask('a b c'), stream: true });
+    const kinds = exchange.frames.map((frame) => frame.kind);
+    const firstContent = exchange.frames.findIndex((frame) => frame.kind === 'event' && frame.data.includes('"content":"a"'));
+    expect(kinds.slice(0, firstContent).filter((kind) => kind === 'comment').length).toBeGreaterThanOrEqual(3);
+    expect(kinds.slice(firstContent).filter((kind) => kind === 'comment').length).toBeGreaterThanOrEqual(1);
+    expect(exchange.frames.filter((frame) => frame.kind === 'comment').every((frame) => frame.kind === 'comment' && frame.comment === 'keep-alive')).toBe(true);
+    expect(exchange.json().filter(isHeartbeat)).toEqual([]);
+  });
+
+  it('off: neither heartbeats nor comments', async () => {
+    const exchange = await postSse(`${off.url}/v1/chat/completions`, { model: 'slow', messages: ask('a b c'), stream: true });
+    expect(exchange.frames.some((frame) => frame.kind === 'comment')).toBe(false);
+    expect(exchange.json().filter(isHeartbeat)).toEqual([]);
+    expect(exchange.json().map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('a b c');
+  });
+});

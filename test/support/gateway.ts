@@ -1,0 +1,43 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createGateway } from '../../src/bootstrap.js';
+import { parseConfig } from '../../src/config/config-loader.js';
+import { ModelRegistry } from '../../src/engines/model-registry.js';
+
+export interface RunningGateway {
+  app: NestFastifyApplication;
+  url: string;
+  registry: ModelRegistry;
+  close(): Promise<void>;
+}
+
+/** Starts a real gateway on a free loopback port from a plain configuration object. */
+export async function startGateway(raw: Record<string, unknown>): Promise<RunningGateway> {
+  const config = parseConfig(raw, 'test');
+  config.server.host = '127.0.0.1';
+  const app = await createGateway(config, { logger: false });
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address();
+  if (typeof address !== 'object' || address === null) throw new Error('gateway did not bind a TCP port');
+  return {
+    app,
+    url: `http://127.0.0.1:${address.port}`,
+    registry: app.get(ModelRegistry),
+    close: () => app.close(),
+  };
+}
+
+/** Polls `condition` until it holds or `timeoutMs` passes; returns whether it held. */
+export async function eventually(condition: () => boolean, timeoutMs = 3000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return true;
+}
+
+/** A response body as loosely typed JSON, for assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function readJson(response: Response): Promise<any> {
+  return response.json();
+}
