@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { EngineEvent } from './engine-event.js';
 import type { GenerationRequest } from './generation-request.js';
+import { estimatePromptTokens } from './token-estimate.js';
 
 /**
  * The engine port. One instance serves one configured model.
@@ -11,6 +12,11 @@ import type { GenerationRequest } from './generation-request.js';
  */
 export abstract class InferenceEngine {
   abstract generate(request: GenerationRequest): Observable<EngineEvent>;
+
+  /** The prompt's token count as this engine would see it; an estimate unless overridden. */
+  async countPromptTokens(request: GenerationRequest): Promise<number> {
+    return estimatePromptTokens(request);
+  }
 
   /** Whether the engine can take requests now (a native model loaded, a healthy replica). */
   isReady(): boolean {

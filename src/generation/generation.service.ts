@@ -23,4 +23,9 @@ export class GenerationService {
     model.admission.checkCapacity(request.model);
     return { events$: model.admission.run(model.engine.generate(request)) };
   }
+
+  /** The prompt's token count on the model's engine (404 for an unknown model). */
+  countPromptTokens(request: GenerationRequest): Promise<number> {
+    return this.registry.resolve(request.model).engine.countPromptTokens(request);
+  }
 }

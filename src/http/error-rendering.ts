@@ -1,4 +1,5 @@
 import { asGatewayError, type GatewayError } from '../errors/gateway-error.js';
+import { anthropicErrorStatus, toAnthropicErrorBody } from '../protocols/errors/anthropic-error.js';
 import { openAIErrorStatus, toOpenAIErrorBody } from '../protocols/errors/openai-error.js';
 
 export interface RenderedError {
@@ -21,7 +22,8 @@ export function renderError(error: unknown, dialect: ErrorDialect): RenderedErro
   if (failure.retryAfterSeconds !== undefined) headers['retry-after'] = String(failure.retryAfterSeconds);
   switch (dialect) {
     case 'openai':
-    case 'anthropic':
       return { status: openAIErrorStatus(failure), headers, body: toOpenAIErrorBody(failure) };
+    case 'anthropic':
+      return { status: anthropicErrorStatus(failure), headers, body: toAnthropicErrorBody(failure) };
   }
 }

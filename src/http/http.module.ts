@@ -3,13 +3,15 @@ import { APP_FILTER } from '@nestjs/core';
 import { GenerationService } from '../generation/generation.service.js';
 import { ChatCompletionsController } from './chat-completions.controller.js';
 import { HealthController } from './health.controller.js';
+import { MessagesController } from './messages.controller.js';
+import { ResponsesController } from './responses.controller.js';
 import { ModelsController } from './models.controller.js';
 import { ProtocolExceptionFilter } from './protocol-exception.filter.js';
 import { StreamResponder } from './stream-responder.js';
 
 /** The HTTP surface: one thin controller per API, the shared responder and the error filter. */
 @Module({
-  controllers: [ChatCompletionsController, ModelsController, HealthController],
+  controllers: [ChatCompletionsController, ResponsesController, MessagesController, ModelsController, HealthController],
   providers: [GenerationService, StreamResponder, { provide: APP_FILTER, useClass: ProtocolExceptionFilter }],
 })
 export class HttpModule {}

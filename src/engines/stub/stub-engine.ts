@@ -38,6 +38,11 @@ export class StubEngine extends InferenceEngine {
     return this.running;
   }
 
+  /** The stub counts words, exactly as its usage reports them. */
+  override async countPromptTokens(request: GenerationRequest): Promise<number> {
+    return countPromptWords(request.messages);
+  }
+
   generate(request: GenerationRequest): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
       this.requestCount += 1;

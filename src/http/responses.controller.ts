@@ -1,0 +1,32 @@
+import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import type { Observable } from 'rxjs';
+import type { EngineEvent } from '../engine/engine-event.js';
+import { GenerationService } from '../generation/generation.service.js';
+import { newId, unixSeconds } from '../protocols/ids.js';
+import { decodeResponsesRequest } from '../protocols/openai-responses/decode-responses-request.js';
+import { encodeResponsesStream } from '../protocols/openai-responses/encode-responses-stream.js';
+import { toResponseBody } from '../protocols/openai-responses/response-body.js';
+import { responseEnvelope } from '../protocols/openai-responses/response-object.js';
+import { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
+import { StreamResponder } from './stream-responder.js';
+
+/** `POST /v1/responses` (OpenAI Responses), streaming and not; stateless (nothing is stored). */
+@Controller('v1/responses')
+export class ResponsesController {
+  constructor(
+    @Inject(GenerationService) private readonly generations: GenerationService,
+    @Inject(StreamResponder) private readonly responder: StreamResponder,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  create(@Body() body: ResponsesRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
+    const { events$ } = this.generations.accept(decodeResponsesRequest(body));
+    const envelope = responseEnvelope(newId('resp_'), unixSeconds(), body);
+    if (!body.stream) {
+      return this.responder.json(reply, events$, (result) => toResponseBody(result, envelope), 'openai');
+    }
+    return this.responder.sse(reply, events$, encodeResponsesStream(envelope));
+  }
+}

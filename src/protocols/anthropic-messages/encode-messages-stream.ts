@@ -1,0 +1,114 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { DoneEvent, TokenUsage } from '../../engine/engine-event.js';
+import { ZERO_USAGE } from '../../engine/engine-event.js';
+import { asGatewayError } from '../../errors/gateway-error.js';
+import type { StreamEvent } from '../../streaming/stream-event.js';
+import { toAnthropicErrorBody } from '../errors/anthropic-error.js';
+import type { SseFrame } from '../sse/sse-frame.js';
+import { thinkingSignature, toAnthropicStopReason, toAnthropicUsage } from './anthropic-usage.js';
+
+export interface MessagesStreamOptions {
+  id: string;
+  model: string;
+}
+
+type OpenBlock =
+  | { kind: 'thinking'; index: number; text: string }
+  | { kind: 'text'; index: number }
+  | { kind: 'tool_use'; index: number; toolIndex: number };
+
+const PING: SseFrame = Object.freeze({ event: 'ping', data: '{"type":"ping"}' });
+
+/**
+ * Engine events (and heartbeats) to Anthropic Messages stream events.
+ *
+ * `message_start` leaves on subscription (admission); heartbeats are `ping`s. Deltas open content
+ * blocks as their kind changes (thinking, text, one block per tool call); a thinking block gets
+ * a `signature_delta` before it stops. The stream ends with `message_delta` (stop reason,
+ * cumulative usage) and `message_stop`, or with `event: error` and nothing after it.
+ */
+export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFunction<StreamEvent, SseFrame> {
+  return (source) =>
+    new Observable<SseFrame>((subscriber) => {
+      let usage: TokenUsage = ZERO_USAGE;
+      let open: OpenBlock | undefined;
+      let nextIndex = 0;
+      const emit = (event: string, payload: Record<string, unknown>) =>
+        subscriber.next({ event, data: JSON.stringify({ type: event, ...payload }) });
+
+      const closeBlock = () => {
+        if (!open) return;
+        if (open.kind === 'thinking') {
+          emit('content_block_delta', { index: open.index, delta: { type: 'signature_delta', signature: thinkingSignature(open.text) } });
+        }
+        emit('content_block_stop', { index: open.index });
+        open = undefined;
+      };
+      const openBlock = (block: OpenBlock, contentBlock: Record<string, unknown>) => {
+        closeBlock();
+        open = block;
+        emit('content_block_start', { index: block.index, content_block: contentBlock });
+      };
+
+      const onEvent = (event: StreamEvent) => {
+        switch (event.type) {
+          case 'ack':
+            usage = event.usage;
+            return;
+          case 'heartbeat':
+            return subscriber.next(PING);
+          case 'reasoning':
+            if (event.text.length === 0) return;
+            if (open?.kind !== 'thinking') openBlock({ kind: 'thinking', index: nextIndex++, text: '' }, { type: 'thinking', thinking: '', signature: '' });
+            (open as { text: string }).text += event.text;
+            return emit('content_block_delta', { index: open!.index, delta: { type: 'thinking_delta', thinking: event.text } });
+          case 'text':
+            if (event.text.length === 0) return;
+            if (open?.kind !== 'text') openBlock({ kind: 'text', index: nextIndex++ }, { type: 'text', text: '' });
+            return emit('content_block_delta', { index: open!.index, delta: { type: 'text_delta', text: event.text } });
+          case 'tool_call':
+            if (open?.kind !== 'tool_use' || open.toolIndex !== event.index) {
+              openBlock(
+                { kind: 'tool_use', index: nextIndex++, toolIndex: event.index },
+                { type: 'tool_use', id: event.id ?? `toolu_${options.id}_${event.index}`, name: event.name ?? '', input: {} },
+              );
+            }
+            if (event.arguments.length === 0) return;
+            return emit('content_block_delta', { index: open!.index, delta: { type: 'input_json_delta', partial_json: event.arguments } });
+          case 'done':
+            return finish(event);
+        }
+      };
+
+      const finish = (done: DoneEvent) => {
+        closeBlock();
+        usage = done.usage;
+        emit('message_delta', {
+          delta: { stop_reason: toAnthropicStopReason(done.finishReason, done.stopSequence), stop_sequence: done.stopSequence ?? null },
+          usage: toAnthropicUsage(usage),
+        });
+        emit('message_stop', {});
+      };
+
+      emit('message_start', {
+        message: {
+          id: options.id,
+          type: 'message',
+          role: 'assistant',
+          model: options.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: toAnthropicUsage(usage),
+        },
+      });
+      return source.subscribe({
+        next: onEvent,
+        error: (error: unknown) => {
+          subscriber.next({ event: 'error', data: JSON.stringify(toAnthropicErrorBody(asGatewayError(error))) });
+          subscriber.complete();
+        },
+        complete: () => subscriber.complete(),
+      });
+    });
+}
