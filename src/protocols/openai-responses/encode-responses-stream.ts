@@ -29,7 +29,10 @@ type OpenItem =
  * output kind changes, with every `.done` event; the stream ends with `response.completed`,
  * `response.incomplete` (length) or `response.failed`, and no `[DONE]`.
  */
-export function encodeResponsesStream(envelope: ResponseEnvelope): OperatorFunction<StreamEvent, SseFrame> {
+export function encodeResponsesStream(
+  envelope: ResponseEnvelope,
+  newItemId: (prefix: string) => string = newId,
+): OperatorFunction<StreamEvent, SseFrame> {
   return (source) =>
     new Observable<SseFrame>((subscriber) => {
       let sequence = 0;
@@ -76,8 +79,8 @@ export function encodeResponsesStream(envelope: ResponseEnvelope): OperatorFunct
 
       const onToolCall = (event: Extract<EngineEvent, { type: 'tool_call' }>) => {
         if (open?.kind !== 'function_call' || open.toolIndex !== event.index) {
-          const id = newId('fc_');
-          const callId = event.id ?? newId('call_');
+          const id = newItemId('fc_');
+          const callId = event.id ?? newItemId('call_');
           const name = event.name ?? '';
           openItem(
             { kind: 'function_call', outputIndex: output.length, id, toolIndex: event.index, callId, name, text: '' },
@@ -100,7 +103,7 @@ export function encodeResponsesStream(envelope: ResponseEnvelope): OperatorFunct
           case 'reasoning': {
             if (event.text.length === 0) return;
             if (open?.kind !== 'reasoning') {
-              const id = newId('rs_');
+              const id = newItemId('rs_');
               openItem({ kind: 'reasoning', outputIndex: output.length, id, text: '' }, reasoningItem(id, undefined, 'in_progress'), reasoningPart(''));
             }
             const item = open as Extract<OpenItem, { kind: 'reasoning' }>;
@@ -110,7 +113,7 @@ export function encodeResponsesStream(envelope: ResponseEnvelope): OperatorFunct
           case 'text': {
             if (event.text.length === 0) return;
             if (open?.kind !== 'message') {
-              const id = newId('msg_');
+              const id = newItemId('msg_');
               openItem({ kind: 'message', outputIndex: output.length, id, text: '' }, messageItem(id, undefined, 'in_progress'), outputTextPart(''));
             }
             const item = open as Extract<OpenItem, { kind: 'message' }>;

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { scripts, transcriptOf } from '../../../test/support/transcript.js';
+import { EngineError } from '../../engine/engine-error.js';
+import { encodeMessagesStream } from './encode-messages-stream.js';
+
+const encoder = () => encodeMessagesStream({ id: 'msg_1', model: 'stub' });
+const golden = (name: string) => `./__golden__/${name}.sse`;
+
+describe('encodeMessagesStream (golden transcripts)', () => {
+  it('text with pings before the first output', async () => {
+    await expect(await transcriptOf(scripts.text(), encoder())).toMatchFileSnapshot(golden('text'));
+  });
+
+  it('a thinking block (with its signature) before the text block', async () => {
+    await expect(await transcriptOf(scripts.reasoning(), encoder())).toMatchFileSnapshot(golden('thinking'));
+  });
+
+  it('one tool_use block per tool call, arguments as input_json_delta', async () => {
+    await expect(await transcriptOf(scripts.toolCalls(), encoder())).toMatchFileSnapshot(golden('tool-use'));
+  });
+
+  it('stop_sequence with the matched string', async () => {
+    await expect(await transcriptOf(scripts.stopSequence(), encoder())).toMatchFileSnapshot(golden('stop-sequence'));
+  });
+
+  it('max_tokens', async () => {
+    await expect(await transcriptOf(scripts.length(), encoder())).toMatchFileSnapshot(golden('max-tokens'));
+  });
+
+  it('an error after a ping: event error, and no message_stop', async () => {
+    const failure = new EngineError('overloaded', 'The engine is overloaded.');
+    const text = await transcriptOf(scripts.failureAfterHeartbeat(), encoder(), failure);
+    await expect(text).toMatchFileSnapshot(golden('error'));
+    expect(text).not.toContain('message_stop');
+  });
+});

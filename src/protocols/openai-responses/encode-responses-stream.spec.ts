@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { counterIds, scripts, transcriptOf } from '../../../test/support/transcript.js';
+import { EngineError } from '../../engine/engine-error.js';
+import { encodeResponsesStream } from './encode-responses-stream.js';
+import { responseEnvelope } from './response-object.js';
+import type { ResponsesRequestDto } from './responses-request.dto.js';
+
+const request = { model: 'stub', input: 'hi', tools: [{ type: 'function', name: 'get_weather' }] } as ResponsesRequestDto;
+const encoder = () => encodeResponsesStream(responseEnvelope('resp_1', 1700000000, request), counterIds());
+const golden = (name: string) => `./__golden__/${name}.sse`;
+
+beforeAll(() => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(new Date(1700000005_000));
+});
+afterAll(() => vi.useRealTimers());
+
+function sequenceNumbers(text: string): number[] {
+  return [...text.matchAll(/"sequence_number":(\d+)/g)].map((match) => Number(match[1]));
+}
+
+describe('encodeResponsesStream (golden transcripts)', () => {
+  it('a message with in_progress heartbeats before it', async () => {
+    const text = await transcriptOf(scripts.text(), encoder());
+    await expect(text).toMatchFileSnapshot(golden('text'));
+    expect(sequenceNumbers(text)).toEqual(sequenceNumbers(text).map((_, index) => index));
+  });
+
+  it('a reasoning item (reasoning_text family) before the message', async () => {
+    await expect(await transcriptOf(scripts.reasoning(), encoder())).toMatchFileSnapshot(golden('reasoning'));
+  });
+
+  it('function calls with arguments deltas and done events carrying the name', async () => {
+    await expect(await transcriptOf(scripts.toolCalls(), encoder())).toMatchFileSnapshot(golden('function-calls'));
+  });
+
+  it('response.incomplete on length', async () => {
+    await expect(await transcriptOf(scripts.length(), encoder())).toMatchFileSnapshot(golden('incomplete'));
+  });
+
+  it('response.failed after a heartbeat, as the last event', async () => {
+    const text = await transcriptOf(scripts.failureAfterHeartbeat(), encoder(), new EngineError('upstream', 'Upstream went away.'));
+    await expect(text).toMatchFileSnapshot(golden('failed'));
+    expect(text.trim().split('\n\n').at(-1)).toMatch(/^event: response\.failed\n/);
+  });
+});
