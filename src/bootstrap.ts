@@ -1,13 +1,20 @@
 import 'reflect-metadata';
+import type { IncomingMessage } from 'node:http';
+import { type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { GatewayConfig } from './config/gateway-config.js';
 import { GatewayModule } from './gateway.module.js';
 import { requestValidationPipe } from './http/request-validation.pipe.js';
+import { GantryLogger } from './observability/logging/gantry-logger.js';
+import { requestIdOf } from './observability/logging/request-id.js';
+import type { ObservabilityOptions } from './observability/observability.module.js';
+import { loadPlugins } from './observability/plugins.js';
 
 export interface GatewayOptions {
-  /** Nest's own log levels; the CLI keeps warnings and errors. */
-  logger?: false | Array<'log' | 'error' | 'warn' | 'debug' | 'verbose'>;
+  observability?: ObservabilityOptions;
+  /** Plugin modules given in code, in addition to the configured `plugins` paths. */
+  plugins?: Array<Type<unknown> | DynamicModule>;
 }
 
 /**
@@ -22,10 +29,23 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     // A long stream is not a slow request: no whole-request timeout.
     requestTimeout: 0,
     keepAliveTimeout: 65_000,
+    genReqId: (request: IncomingMessage) => requestIdOf(request),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config), adapter, {
-    logger: options.logger ?? ['error', 'warn'],
-  });
+  const plugins = [...(await loadPlugins(config.plugins)), ...(options.plugins ?? [])];
+  const app = await NestFactory.create<NestFastifyApplication>(
+    GatewayModule.forRoot(config, { observability: options.observability, plugins }),
+    adapter,
+    { bufferLogs: true },
+  );
+  app.useLogger(app.get(GantryLogger));
   app.useGlobalPipes(requestValidationPipe());
+  // Every answer, SSE included (the SSE writer copies these headers), names its request.
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', (request, reply, done) => {
+      void reply.header('x-request-id', request.id);
+      done();
+    });
   return app;
 }

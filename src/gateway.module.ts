@@ -1,16 +1,20 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, type Type } from '@nestjs/common';
 import { GatewayConfig } from './config/gateway-config.js';
 import { EnginesModule } from './engines/engines.module.js';
 import { HttpModule } from './http/http.module.js';
+import { ObservabilityModule, type ObservabilityOptions } from './observability/observability.module.js';
 
-/** The gateway, assembled from a validated configuration. */
+/** The gateway, assembled from a validated configuration, plus any plugin modules. */
 @Module({})
 export class GatewayModule {
-  static forRoot(config: GatewayConfig): DynamicModule {
+  static forRoot(
+    config: GatewayConfig,
+    options: { observability?: ObservabilityOptions; plugins?: Array<Type<unknown> | DynamicModule> } = {},
+  ): DynamicModule {
     return {
       module: GatewayModule,
       global: true,
-      imports: [EnginesModule, HttpModule],
+      imports: [EnginesModule, ObservabilityModule.forRoot(config, options.observability), HttpModule, ...(options.plugins ?? [])],
       providers: [{ provide: GatewayConfig, useValue: config }],
       exports: [GatewayConfig],
     };

@@ -48,8 +48,11 @@ export class AdmissionQueue {
     });
   }
 
-  /** Runs `work$` once a slot is free; the slot is held until it completes, fails or is unsubscribed. */
-  run<T>(work$: Observable<T>): Observable<T> {
+  /**
+   * Runs `work$` once a slot is free; the slot is held until it completes, fails or is
+   * unsubscribed. `onAdmitted` is called when the slot is taken (queue time ends).
+   */
+  run<T>(work$: Observable<T>, onAdmitted?: () => void): Observable<T> {
     return new Observable<T>((subscriber) => {
       let admitted = false;
       let inner: { unsubscribe(): void } | undefined;
@@ -60,6 +63,7 @@ export class AdmissionQueue {
           timeout?.unsubscribe();
           admitted = true;
           this.runningCount += 1;
+          onAdmitted?.();
           inner = work$.subscribe(subscriber);
         },
       };

@@ -3,9 +3,11 @@ import { Type } from 'class-transformer';
 import {
   ArrayUnique,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsString,
+  IsUrl,
   Max,
   Min,
   ValidateNested,
@@ -46,6 +48,52 @@ export class AuthConfig {
   apiKeys: string[] = [];
 }
 
+export const TRACE_EXPORTERS = ['none', 'console', 'otlp'] as const;
+
+export class MetricsConfig {
+  /** Serve Prometheus metrics on `GET /metrics`. */
+  @IsBoolean()
+  enabled: boolean = true;
+}
+
+export class TracingConfig {
+  /** `none` registers nothing (no cost); `console` prints spans; `otlp` sends them over HTTP. */
+  @IsIn(TRACE_EXPORTERS)
+  exporter: (typeof TRACE_EXPORTERS)[number] = 'none';
+
+  /** OTLP/HTTP traces endpoint. */
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  otlpEndpoint: string = 'http://127.0.0.1:4318/v1/traces';
+
+  @IsString()
+  serviceName: string = 'gantry';
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export class LoggingConfig {
+  @IsIn(LOG_LEVELS)
+  level: (typeof LOG_LEVELS)[number] = 'info';
+
+  /** Debug only: put request bodies and output text in the request log line. Off by default. */
+  @IsBoolean()
+  includeContent: boolean = false;
+}
+
+export class ObservabilityConfig {
+  @ValidateNested()
+  @Type(() => MetricsConfig)
+  metrics: MetricsConfig = new MetricsConfig();
+
+  @ValidateNested()
+  @Type(() => TracingConfig)
+  tracing: TracingConfig = new TracingConfig();
+
+  @ValidateNested()
+  @Type(() => LoggingConfig)
+  logging: LoggingConfig = new LoggingConfig();
+}
+
 /** The whole configuration; a YAML file maps onto it key for key. */
 export class GatewayConfig {
   @ValidateNested()
@@ -59,6 +107,15 @@ export class GatewayConfig {
   @ValidateNested()
   @Type(() => AuthConfig)
   auth: AuthConfig = new AuthConfig();
+
+  @ValidateNested()
+  @Type(() => ObservabilityConfig)
+  observability: ObservabilityConfig = new ObservabilityConfig();
+
+  /** Nest modules loaded at start (paths to ES modules whose default export is the module class). */
+  @IsArray()
+  @IsString({ each: true })
+  plugins: string[] = [];
 
   @IsArray()
   @ArrayUnique((model: ModelConfig) => model.name, { message: 'models must have unique names' })

@@ -13,6 +13,8 @@ export interface GenerationRequest {
   sampling: SamplingParams;
   /** Whether the client wants reasoning output (a thinking budget, reasoning effort). */
   reasoning?: { enabled: boolean; budgetTokens?: number };
+  /** W3C trace context (`traceparent`, `tracestate`) that engines calling out over HTTP forward. */
+  traceHeaders?: Record<string, string>;
 }
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;

@@ -3,6 +3,13 @@ import type { EngineEvent } from './engine-event.js';
 import type { GenerationRequest } from './generation-request.js';
 import { estimatePromptTokens } from './token-estimate.js';
 
+/** One upstream replica as the engine sees it (for `/ready` and the replica health gauge). */
+export interface ReplicaState {
+  url: string;
+  healthy: boolean;
+  outstanding: number;
+}
+
 /**
  * The engine port. One instance serves one configured model.
  *
@@ -21,6 +28,11 @@ export abstract class InferenceEngine {
   /** Whether the engine can take requests now (a native model loaded, a healthy replica). */
   isReady(): boolean {
     return true;
+  }
+
+  /** The upstream replicas behind this engine and their health; none for in-process engines. */
+  replicas(): ReplicaState[] {
+    return [];
   }
 
   /** Releases what the engine holds (models, sockets); awaited at shutdown. */

@@ -1,12 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Observable } from 'rxjs';
+import { tap, type Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
 import { ModelRegistry } from '../engines/model-registry.js';
+import { GenerationTelemetry, type ApiName } from '../observability/generation-telemetry.js';
 
 /** A generation accepted for a model: nothing runs until `events$` is subscribed. */
 export interface AcceptedGeneration {
   events$: Observable<EngineEvent>;
+  telemetry: GenerationTelemetry;
 }
 
 /**
@@ -18,10 +20,20 @@ export interface AcceptedGeneration {
 export class GenerationService {
   constructor(@Inject(ModelRegistry) private readonly registry: ModelRegistry) {}
 
-  accept(request: GenerationRequest): AcceptedGeneration {
+  /**
+   * @param httpRequest the request being served: its telemetry (shared with the interceptors)
+   *   records the admission and every event, and carries the trace context to the engine.
+   */
+  accept(request: GenerationRequest, api: ApiName, stream: boolean, httpRequest: object): AcceptedGeneration {
     const model = this.registry.resolve(request.model);
     model.admission.checkCapacity(request.model);
-    return { events$: model.admission.run(model.engine.generate(request)) };
+    const telemetry = GenerationTelemetry.of(httpRequest);
+    telemetry.markAccepted({ api, model: request.model, engine: model.config.engine, maxTokens: request.sampling.maxTokens, stream });
+    const traced: GenerationRequest = { ...request, traceHeaders: telemetry.traceHeaders };
+    const events$ = model.admission
+      .run(model.engine.generate(traced), () => telemetry.markAdmitted())
+      .pipe(tap((event) => telemetry.observe(event)));
+    return { events$, telemetry };
   }
 
   /** The prompt's token count on the model's engine (404 for an unknown model). */

@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { GenerationService } from '../generation/generation.service.js';
+import { GenerationApi } from '../observability/generation-api.decorator.js';
 import { newId, unixSeconds } from '../protocols/ids.js';
 import { toChatCompletion } from '../protocols/openai-chat/chat-completion.js';
 import { ChatCompletionRequestDto } from '../protocols/openai-chat/chat-request.dto.js';
@@ -20,15 +21,16 @@ export class ChatCompletionsController {
 
   @Post('completions')
   @HttpCode(200)
+  @GenerationApi('chat')
   create(@Body() body: ChatCompletionRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
-    const { events$ } = this.generations.accept(decodeChatRequest(body));
+    const { events$, telemetry } = this.generations.accept(decodeChatRequest(body), 'chat', body.stream === true, reply.request);
     const identity = { id: newId('chatcmpl-'), model: body.model, created: unixSeconds() };
     if (!body.stream) {
       return this.responder.json(reply, events$, (result) => toChatCompletion(result, identity), 'openai');
     }
     return this.responder.sse(
       reply,
-      events$,
+      { events$, telemetry },
       encodeChatStream({
         ...identity,
         includeUsage: body.stream_options?.include_usage === true,

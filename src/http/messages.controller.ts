@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { GenerationService } from '../generation/generation.service.js';
+import { GenerationApi } from '../observability/generation-api.decorator.js';
 import { toAnthropicMessage } from '../protocols/anthropic-messages/anthropic-message.js';
 import { decodeMessagesRequest, decodePrompt } from '../protocols/anthropic-messages/decode-messages-request.js';
 import { encodeMessagesStream } from '../protocols/anthropic-messages/encode-messages-stream.js';
@@ -24,13 +25,14 @@ export class MessagesController {
 
   @Post()
   @HttpCode(200)
+  @GenerationApi('messages')
   create(@Body() body: MessagesRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
-    const { events$ } = this.generations.accept(decodeMessagesRequest(body));
+    const { events$, telemetry } = this.generations.accept(decodeMessagesRequest(body), 'messages', body.stream === true, reply.request);
     const identity = { id: newId('msg_'), model: body.model };
     if (!body.stream) {
       return this.responder.json(reply, events$, (result) => toAnthropicMessage(result, identity), 'anthropic');
     }
-    return this.responder.sse(reply, events$, encodeMessagesStream(identity));
+    return this.responder.sse(reply, { events$, telemetry }, encodeMessagesStream(identity));
   }
 
   @Post('count_tokens')

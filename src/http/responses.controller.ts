@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { GenerationService } from '../generation/generation.service.js';
+import { GenerationApi } from '../observability/generation-api.decorator.js';
 import { newId, unixSeconds } from '../protocols/ids.js';
 import { decodeResponsesRequest } from '../protocols/openai-responses/decode-responses-request.js';
 import { encodeResponsesStream } from '../protocols/openai-responses/encode-responses-stream.js';
@@ -21,12 +22,13 @@ export class ResponsesController {
 
   @Post()
   @HttpCode(200)
+  @GenerationApi('responses')
   create(@Body() body: ResponsesRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
-    const { events$ } = this.generations.accept(decodeResponsesRequest(body));
+    const { events$, telemetry } = this.generations.accept(decodeResponsesRequest(body), 'responses', body.stream === true, reply.request);
     const envelope = responseEnvelope(newId('resp_'), unixSeconds(), body);
     if (!body.stream) {
       return this.responder.json(reply, events$, (result) => toResponseBody(result, envelope), 'openai');
     }
-    return this.responder.sse(reply, events$, encodeResponsesStream(envelope));
+    return this.responder.sse(reply, { events$, telemetry }, encodeResponsesStream(envelope));
   }
 }

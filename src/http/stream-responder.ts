@@ -5,6 +5,7 @@ import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { isOutput } from '../engine/engine-event.js';
 import { KEEPALIVE_COMMENT, type SseFrame } from '../protocols/sse/sse-frame.js';
+import type { AcceptedGeneration } from '../generation/generation.service.js';
 import { collectGeneration, type GenerationResult } from '../streaming/collect-generation.js';
 import { heartbeat } from '../streaming/heartbeat.js';
 import { keepalive } from '../streaming/keepalive.js';
@@ -28,7 +29,7 @@ export class StreamResponder {
 
   sse(
     reply: FastifyReply,
-    events$: Observable<EngineEvent>,
+    { events$, telemetry }: AcceptedGeneration,
     encode: OperatorFunction<StreamEvent, SseFrame>,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
@@ -39,7 +40,7 @@ export class StreamResponder {
 
       const input = new Subject<EngineEvent>();
       let failure: unknown;
-      const framesSubscription = this.frames(input, encode).subscribe({
+      const framesSubscription = this.frames(input, encode, () => telemetry.markHeartbeat()).subscribe({
         next: (frame) => writer.write(frame),
         complete: () => {
           writer.end();
@@ -112,13 +113,27 @@ export class StreamResponder {
   }
 
   /** Encoded frames with the configured keep-alive: protocol heartbeats, SSE comments, or none. */
-  private frames(input: Observable<EngineEvent>, encode: OperatorFunction<StreamEvent, SseFrame>): Observable<SseFrame> {
+  private frames(
+    input: Observable<EngineEvent>,
+    encode: OperatorFunction<StreamEvent, SseFrame>,
+    onBeat: () => void,
+  ): Observable<SseFrame> {
     const { mode, intervalMs } = this.config.keepalive;
     switch (mode) {
-      case 'chunks':
-        return input.pipe(keepalive<EngineEvent, StreamEvent>({ intervalMs, isOutput, beat: heartbeat }), encode);
-      case 'comments':
-        return input.pipe(encode, keepalive<SseFrame, SseFrame>({ intervalMs, isOutput: () => false, beat: () => KEEPALIVE_COMMENT }));
+      case 'chunks': {
+        const beat = (n: number) => {
+          onBeat();
+          return heartbeat(n);
+        };
+        return input.pipe(keepalive<EngineEvent, StreamEvent>({ intervalMs, isOutput, beat }), encode);
+      }
+      case 'comments': {
+        const beat = () => {
+          onBeat();
+          return KEEPALIVE_COMMENT;
+        };
+        return input.pipe(encode, keepalive<SseFrame, SseFrame>({ intervalMs, isOutput: () => false, beat }));
+      }
       case 'off':
         return input.pipe(encode);
     }

@@ -1,0 +1,92 @@
+import { Subject } from 'rxjs';
+import type { EngineEvent, FinishReason, TokenUsage } from '../engine/engine-event.js';
+import { isOutput, ZERO_USAGE } from '../engine/engine-event.js';
+
+export type ApiName = 'chat' | 'responses' | 'messages';
+
+/** Moments in a generation's life that are not engine events. */
+export type LifecycleSignal = 'accepted' | 'admitted' | 'heartbeat';
+
+const byRequest = new WeakMap<object, GenerationTelemetry>();
+
+/**
+ * What is known about one generation request as it runs: identity (API, model, engine), the
+ * moments that matter (arrival, admission, first and latest output) and the running counters.
+ * One instance per HTTP request, shared by every interceptor, so metrics, traces and logs agree.
+ * Times are `performance.now()` milliseconds.
+ */
+export class GenerationTelemetry {
+  readonly arrivedAt = performance.now();
+  readonly arrivedAtEpochMs = Date.now();
+  api?: ApiName;
+  /** Set once the request passed admission's checks and its stream may open. */
+  accepted = false;
+  model?: string;
+  engine?: string;
+  maxTokens?: number;
+  stream = false;
+  admittedAt?: number;
+  firstOutputAt?: number;
+  lastOutputAt?: number;
+  /** Gap between the latest output and the one before it (inter-token latency). */
+  lastOutputGapMs?: number;
+  outputEvents = 0;
+  heartbeats = 0;
+  usage: TokenUsage = ZERO_USAGE;
+  finishReason?: FinishReason;
+  /** W3C trace context to forward to upstream engines (`traceparent`, `tracestate`). */
+  traceHeaders: Record<string, string> = {};
+  readonly signals$ = new Subject<LifecycleSignal>();
+
+  /** The telemetry of an HTTP request, created on first use. */
+  static of(request: object): GenerationTelemetry {
+    let telemetry = byRequest.get(request);
+    if (!telemetry) {
+      telemetry = new GenerationTelemetry();
+      byRequest.set(request, telemetry);
+    }
+    return telemetry;
+  }
+
+  /** Milliseconds spent waiting for an admission slot (undefined until admitted). */
+  get queueMs(): number | undefined {
+    return this.admittedAt === undefined ? undefined : this.admittedAt - this.arrivedAt;
+  }
+
+  /** Milliseconds from arrival to the first output, queue included. */
+  get timeToFirstOutputMs(): number | undefined {
+    return this.firstOutputAt === undefined ? undefined : this.firstOutputAt - this.arrivedAt;
+  }
+
+  markAccepted(details: { api: ApiName; model: string; engine: string; maxTokens?: number; stream: boolean }): void {
+    Object.assign(this, details);
+    this.accepted = true;
+    this.signals$.next('accepted');
+  }
+
+  markAdmitted(): void {
+    this.admittedAt = performance.now();
+    this.signals$.next('admitted');
+  }
+
+  markHeartbeat(): void {
+    this.heartbeats += 1;
+    this.signals$.next('heartbeat');
+  }
+
+  /** Folds an engine event into the counters; called before any interceptor sees the event. */
+  observe(event: EngineEvent): void {
+    if (event.type === 'ack') {
+      this.usage = event.usage;
+    } else if (event.type === 'done') {
+      this.usage = event.usage;
+      this.finishReason = event.finishReason;
+    } else if (isOutput(event)) {
+      const now = performance.now();
+      if (this.firstOutputAt === undefined) this.firstOutputAt = now;
+      this.lastOutputGapMs = this.lastOutputAt === undefined ? undefined : now - this.lastOutputAt;
+      this.lastOutputAt = now;
+      this.outputEvents += 1;
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { PinoLogger } from 'nestjs-pino';
+import { GatewayConfig } from '../../config/gateway-config.js';
+import type { EngineEvent } from '../../engine/engine-event.js';
+import { asGatewayError } from '../../errors/gateway-error.js';
+import { GenerationInterceptor, type GenerationOutcome, type ObservedRequest } from '../generation-interceptor.js';
+import { httpStatusOf, phaseOf } from '../generation-outcome.js';
+import type { GenerationTelemetry } from '../generation-telemetry.js';
+
+const round = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms * 10) / 10);
+
+/**
+ * One log line per generation request, at its end: request id, API, model, outcome, status,
+ * time to first token, tokens, duration, finish reason. No prompt or output text unless
+ * `observability.logging.includeContent` says so; a client hang-up is an ordinary `info` line.
+ */
+@Injectable()
+export class RequestLogInterceptor extends GenerationInterceptor {
+  private readonly requests = new WeakMap<GenerationTelemetry, ObservedRequest>();
+  private readonly outputs = new WeakMap<GenerationTelemetry, string>();
+  private readonly includeContent: boolean;
+
+  constructor(
+    @Inject(Reflector) reflector: Reflector,
+    @Inject(PinoLogger) private readonly logger: PinoLogger,
+    @Inject(GatewayConfig) config: GatewayConfig,
+  ) {
+    super(reflector);
+    this.logger.setContext('Request');
+    this.includeContent = config.observability.logging.includeContent;
+  }
+
+  protected override onStart(telemetry: GenerationTelemetry, request: ObservedRequest): void {
+    this.requests.set(telemetry, request);
+  }
+
+  protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
+    if (this.includeContent && event.type === 'text') this.outputs.set(telemetry, (this.outputs.get(telemetry) ?? '') + event.text);
+  }
+
+  protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
+    const request = this.requests.get(telemetry);
+    const line: Record<string, unknown> = {
+      requestId: request?.id,
+      api: telemetry.api,
+      model: telemetry.model,
+      engine: telemetry.engine,
+      stream: telemetry.stream,
+      outcome: outcome.kind,
+      status: httpStatusOf(telemetry, outcome),
+      ttftMs: round(telemetry.timeToFirstOutputMs),
+      queueMs: round(telemetry.queueMs),
+      durationMs: round(performance.now() - telemetry.arrivedAt),
+      promptTokens: telemetry.usage.promptTokens,
+      completionTokens: telemetry.usage.completionTokens,
+      finishReason: telemetry.finishReason,
+      heartbeats: telemetry.heartbeats,
+    };
+    if (outcome.kind === 'client_closed') line.phase = phaseOf(telemetry);
+    if (outcome.kind === 'failed' || outcome.kind === 'rejected') {
+      const failure = asGatewayError(outcome.error);
+      line.error = { kind: failure.kind, message: failure.message };
+    }
+    if (this.includeContent) {
+      line.request = request?.body;
+      line.output = this.outputs.get(telemetry) ?? '';
+    }
+    if (outcome.kind === 'failed') this.logger.warn(line, 'request failed');
+    else this.logger.info(line, outcome.kind === 'client_closed' ? 'client closed the connection' : 'request completed');
+  }
+}

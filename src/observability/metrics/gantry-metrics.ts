@@ -1,0 +1,122 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ModelRegistry } from '../../engines/model-registry.js';
+
+const ROUTE_LABELS = ['model', 'api', 'engine'] as const;
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const GAP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56];
+
+/**
+ * Gantry's Prometheus metrics, in one registry of their own (not prom-client's global one, so
+ * several gateways can live in one process). Every name is in the `gantry_` namespace; the
+ * README documents each.
+ */
+@Injectable()
+export class GantryMetrics {
+  readonly registry = new Registry();
+
+  readonly requests = new Counter({
+    name: 'gantry_requests_total',
+    help: 'Generation requests by outcome (completed, failed, client_closed, rejected) and HTTP status.',
+    labelNames: [...ROUTE_LABELS, 'outcome', 'status'],
+    registers: [this.registry],
+  });
+  readonly timeToFirstToken = new Histogram({
+    name: 'gantry_time_to_first_token_seconds',
+    help: 'From arrival (queue included) to the first output: content, reasoning or a tool call.',
+    labelNames: ROUTE_LABELS,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly interTokenLatency = new Histogram({
+    name: 'gantry_inter_token_latency_seconds',
+    help: 'Gap between consecutive outputs of one stream.',
+    labelNames: ROUTE_LABELS,
+    buckets: GAP_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly requestDuration = new Histogram({
+    name: 'gantry_request_duration_seconds',
+    help: 'From arrival to the end of the response (end to end).',
+    labelNames: ROUTE_LABELS,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly queueTime = new Histogram({
+    name: 'gantry_queue_time_seconds',
+    help: 'From arrival to admission (waiting for a concurrency slot).',
+    labelNames: ROUTE_LABELS,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly promptTokens = new Counter({
+    name: 'gantry_prompt_tokens_total',
+    help: 'Prompt tokens processed.',
+    labelNames: ROUTE_LABELS,
+    registers: [this.registry],
+  });
+  readonly completionTokens = new Counter({
+    name: 'gantry_completion_tokens_total',
+    help: 'Completion tokens generated (reasoning included).',
+    labelNames: ROUTE_LABELS,
+    registers: [this.registry],
+  });
+  readonly heartbeats = new Counter({
+    name: 'gantry_heartbeats_total',
+    help: 'Keep-alives sent (protocol heartbeats or SSE comments), by API.',
+    labelNames: ['model', 'api'],
+    registers: [this.registry],
+  });
+  readonly activeRequests = new Gauge({
+    name: 'gantry_active_requests',
+    help: 'Generation requests accepted and not yet finished (streams and non-streaming), queued ones included.',
+    labelNames: ROUTE_LABELS,
+    registers: [this.registry],
+  });
+  readonly clientHangups = new Counter({
+    name: 'gantry_client_hangups_total',
+    help: 'Clients that closed the connection before the end, by phase (queued, prefill, decoding).',
+    labelNames: [...ROUTE_LABELS, 'phase'],
+    registers: [this.registry],
+  });
+  readonly engineErrors = new Counter({
+    name: 'gantry_engine_errors_total',
+    help: 'Engine failures after admission, by kind.',
+    labelNames: [...ROUTE_LABELS, 'kind'],
+    registers: [this.registry],
+  });
+
+  constructor(@Inject(ModelRegistry) models: ModelRegistry) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
+    new Gauge({
+      name: 'gantry_queued_requests',
+      help: 'Requests waiting for an admission slot.',
+      labelNames: ['model'],
+      registers: [this.registry],
+      collect() {
+        for (const model of models.list()) this.set({ model: model.config.name }, model.admission.queued);
+      },
+    });
+    new Gauge({
+      name: 'gantry_running_requests',
+      help: 'Requests holding an admission slot (running on the engine).',
+      labelNames: ['model'],
+      registers: [this.registry],
+      collect() {
+        for (const model of models.list()) this.set({ model: model.config.name }, model.admission.running);
+      },
+    });
+    new Gauge({
+      name: 'gantry_upstream_replica_healthy',
+      help: '1 when an upstream replica passes its health checks, else 0.',
+      labelNames: ['model', 'replica'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const model of models.list()) {
+          for (const replica of model.engine.replicas()) this.set({ model: model.config.name, replica: replica.url }, replica.healthy ? 1 : 0);
+        }
+      },
+    });
+  }
+}

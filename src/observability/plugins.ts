@@ -1,0 +1,27 @@
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { DynamicModule, Type } from '@nestjs/common';
+
+/**
+ * Loads operator plugins: ES modules whose default export is a Nest module (a class or a dynamic
+ * module). A plugin registers its own providers, typically `APP_INTERCEPTOR`s extending
+ * GenerationInterceptor, so operators extend Gantry without editing it. Paths are relative to
+ * the working directory.
+ */
+export async function loadPlugins(paths: readonly string[]): Promise<Array<Type<unknown> | DynamicModule>> {
+  const modules: Array<Type<unknown> | DynamicModule> = [];
+  for (const path of paths) {
+    const url = pathToFileURL(isAbsolute(path) ? path : resolve(process.cwd(), path)).href;
+    let exported: { default?: unknown };
+    try {
+      exported = (await import(url)) as { default?: unknown };
+    } catch (error) {
+      throw new Error(`Cannot load plugin ${path}: ${(error as Error).message}`);
+    }
+    if (typeof exported.default !== 'function' && typeof exported.default !== 'object') {
+      throw new Error(`Plugin ${path} has no default export (a Nest module)`);
+    }
+    modules.push(exported.default as Type<unknown> | DynamicModule);
+  }
+  return modules;
+}

@@ -1,0 +1,98 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter } from '@opentelemetry/api';
+import type { EngineEvent } from '../../engine/engine-event.js';
+import { isOutput } from '../../engine/engine-event.js';
+import { asGatewayError } from '../../errors/gateway-error.js';
+import { GenerationInterceptor, type GenerationOutcome, type ObservedRequest } from '../generation-interceptor.js';
+import type { GenerationTelemetry } from '../generation-telemetry.js';
+import { GantryTracer } from './gantry-tracer.js';
+
+const headerGetter: TextMapGetter<ObservedRequest['headers']> = {
+  keys: (headers) => Object.keys(headers),
+  get: (headers, key) => headers[key.toLowerCase()],
+};
+
+/**
+ * One span per generation request, after the OpenTelemetry GenAI semantic conventions, a child of
+ * the caller's `traceparent` when there is one: attributes for the request and usage, an event at
+ * the first token, child spans for the queue wait and the engine call, and the trace context handed
+ * to the engine so that HTTP upstreams continue the trace.
+ */
+@Injectable()
+export class TracingInterceptor extends GenerationInterceptor {
+  private readonly spans = new WeakMap<GenerationTelemetry, Span>();
+
+  constructor(@Inject(Reflector) reflector: Reflector, @Inject(GantryTracer) private readonly gantry: GantryTracer) {
+    super(reflector);
+  }
+
+  protected override onStart(telemetry: GenerationTelemetry, request: ObservedRequest): void {
+    const parent = this.gantry.propagator.extract(ROOT_CONTEXT, request.headers, headerGetter);
+    const span = this.gantry.tracer.startSpan(
+      'chat',
+      {
+        kind: SpanKind.SERVER,
+        startTime: telemetry.arrivedAtEpochMs,
+        attributes: { 'gen_ai.operation.name': 'chat', 'gantry.api': telemetry.api ?? '' },
+      },
+      parent,
+    );
+    this.spans.set(telemetry, span);
+    this.gantry.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), telemetry.traceHeaders, {
+      set: (carrier, key, value) => void (carrier[key] = value),
+    });
+  }
+
+  protected override onAccepted(telemetry: GenerationTelemetry): void {
+    const span = this.spans.get(telemetry)!;
+    span.updateName(`chat ${telemetry.model}`);
+    const attributes: Attributes = {
+      'gen_ai.request.model': telemetry.model,
+      'gen_ai.provider.name': 'gantry',
+      'gantry.engine': telemetry.engine,
+      'gantry.stream': telemetry.stream,
+    };
+    if (telemetry.maxTokens !== undefined) attributes['gen_ai.request.max_tokens'] = telemetry.maxTokens;
+    span.setAttributes(attributes);
+  }
+
+  protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
+    if (isOutput(event) && telemetry.outputEvents === 1) {
+      this.spans.get(telemetry)!.addEvent('gen_ai.first_token', { 'gantry.time_to_first_token_ms': telemetry.timeToFirstOutputMs }, epochOf(telemetry, telemetry.firstOutputAt!));
+    }
+  }
+
+  protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
+    const span = this.spans.get(telemetry)!;
+    const now = performance.now();
+    if (telemetry.accepted) {
+      const parent = trace.setSpan(ROOT_CONTEXT, span);
+      const admittedAt = telemetry.admittedAt ?? now;
+      this.gantry.tracer.startSpan('gantry.queue', { startTime: telemetry.arrivedAtEpochMs }, parent).end(epochOf(telemetry, admittedAt));
+      if (telemetry.admittedAt !== undefined) {
+        this.gantry.tracer
+          .startSpan(`gantry.engine ${telemetry.engine}`, { kind: SpanKind.CLIENT, startTime: epochOf(telemetry, admittedAt) }, parent)
+          .end(epochOf(telemetry, now));
+      }
+      span.setAttributes({
+        'gen_ai.usage.input_tokens': telemetry.usage.promptTokens,
+        'gen_ai.usage.output_tokens': telemetry.usage.completionTokens,
+        'gantry.outcome': outcome.kind,
+        'gantry.heartbeats': telemetry.heartbeats,
+      });
+      if (telemetry.finishReason !== undefined) span.setAttribute('gen_ai.response.finish_reasons', [telemetry.finishReason]);
+    }
+    if (outcome.kind === 'failed' || outcome.kind === 'rejected') {
+      const failure = asGatewayError(outcome.error);
+      span.setAttribute('error.type', failure.kind);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+    }
+    span.end(epochOf(telemetry, now));
+  }
+}
+
+/** A `performance.now()` time of this request as epoch milliseconds. */
+function epochOf(telemetry: GenerationTelemetry, at: number): number {
+  return telemetry.arrivedAtEpochMs + (at - telemetry.arrivedAt);
+}
