@@ -17,8 +17,8 @@ export class Conversation {
   }
 
   /**
-   * Records a finished (or stopped) turn. A turn that produced no text is forgotten, so the user
-   * can ask again without a dangling question in the history.
+   * Records a finished or stopped turn (a failed one is not recorded). A turn that produced no
+   * text is forgotten, so the user can ask again without a dangling question in the history.
    */
   record(userText: string, answerText: string): void {
     if (answerText.length === 0) return;

@@ -33,7 +33,7 @@ export async function runInteractiveChat(target: GatewayTarget, api: GatewayApi,
         signal,
       ),
     );
-    conversation.record(line, result.text);
+    if (result.outcome !== 'error') conversation.record(line, result.text);
   }
 }
 
