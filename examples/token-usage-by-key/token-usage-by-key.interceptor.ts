@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { Counter } from 'prom-client';
+import { GenerationInterceptor, type GenerationOutcome, type ObservedRequest } from '../../src/observability/generation-interceptor.js';
+import type { GenerationTelemetry } from '../../src/observability/generation-telemetry.js';
+import { GantryMetrics } from '../../src/observability/metrics/gantry-metrics.js';
+
+/** A short, stable, non-reversible id for an API key: never put the key itself in a label. */
+export function keyIdOf(key: string | undefined): string {
+  if (!key) return 'anonymous';
+  return createHash('sha256').update(key).digest('hex').slice(0, 12);
+}
+
+function apiKeyOf(headers: ObservedRequest['headers']): string | undefined {
+  const bearer = headers.authorization;
+  if (typeof bearer === 'string' && bearer.startsWith('Bearer ')) return bearer.slice(7);
+  const header = headers['x-api-key'];
+  return typeof header === 'string' ? header : undefined;
+}
+
+/**
+ * Example plugin: counts prompt and completion tokens per API key (as a hashed id) in
+ * `gantry_tokens_by_api_key_total{key, kind}`, on the gateway's own /metrics.
+ */
+@Injectable()
+export class TokenUsageByKeyInterceptor extends GenerationInterceptor {
+  private readonly tokens: Counter<'key' | 'model' | 'kind'>;
+  private readonly keys = new WeakMap<GenerationTelemetry, string>();
+
+  constructor(@Inject(Reflector) reflector: Reflector, @Inject(GantryMetrics) metrics: GantryMetrics) {
+    super(reflector);
+    this.tokens = new Counter({
+      name: 'gantry_tokens_by_api_key_total',
+      help: 'Tokens by API key (hashed id) and kind (prompt, completion).',
+      labelNames: ['key', 'model', 'kind'],
+      registers: [metrics.registry],
+    });
+  }
+
+  protected override onStart(telemetry: GenerationTelemetry, request: ObservedRequest): void {
+    this.keys.set(telemetry, keyIdOf(apiKeyOf(request.headers)));
+  }
+
+  protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
+    if (outcome.kind === 'rejected') return;
+    const labels = { key: this.keys.get(telemetry)!, model: telemetry.model ?? '' };
+    this.tokens.inc({ ...labels, kind: 'prompt' }, telemetry.usage.promptTokens);
+    this.tokens.inc({ ...labels, kind: 'completion' }, telemetry.usage.completionTokens);
+  }
+}
