@@ -43,7 +43,7 @@ describe('configuration', () => {
       /^models\[0\]\.prefilMs: unknown field/,
     );
     expect(problemsOf({ models: [{ name: 'a', engine: 'gpt' }] })).toEqual([
-      'models[0].engine must be one of: stub (got "gpt")',
+      'models[0].engine must be one of: stub, http (got "gpt")',
     ]);
     expect(problemsOf({ models: [{ name: 'a', engine: 'stub' }, { name: 'a', engine: 'stub' }] })).toEqual([
       'models must have unique names',

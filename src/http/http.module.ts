@@ -5,11 +5,12 @@ import { ChatCompletionsController } from './chat-completions.controller.js';
 import { HealthController } from './health.controller.js';
 import { ModelsController } from './models.controller.js';
 import { ProtocolExceptionFilter } from './protocol-exception.filter.js';
+import { ReadinessController } from './readiness.controller.js';
 import { StreamResponder } from './stream-responder.js';
 
 /** The HTTP surface: one thin controller per API, the shared responder and the error filter. */
 @Module({
-  controllers: [ChatCompletionsController, ModelsController, HealthController],
+  controllers: [ChatCompletionsController, ModelsController, HealthController, ReadinessController],
   providers: [GenerationService, StreamResponder, { provide: APP_FILTER, useClass: ProtocolExceptionFilter }],
 })
 export class HttpModule {}
