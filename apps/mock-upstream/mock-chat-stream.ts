@@ -92,6 +92,8 @@ async function injectFailure(context: MockStreamContext, write: (text: string) =
   const { response, behaviour, signal } = context;
   switch (behaviour.failure) {
     case 'drop':
+      // Let what was written reach the wire first, as when a real server process dies.
+      await sleep(10, undefined, { signal });
       response.socket?.destroy();
       return;
     case 'malformed':
