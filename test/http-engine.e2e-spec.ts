@@ -1,9 +1,12 @@
+import { plainToInstance } from 'class-transformer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import type { MockBehaviour } from '../apps/mock-upstream/mock-behaviour.js';
-import type { HttpEngine } from '../src/engines/http/http-engine.js';
+import { HttpModelConfig } from '../src/config/model-config.js';
+import { HttpEngine } from '../src/engines/http/http-engine.js';
 import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
+import { generationRequest } from './support/requests.js';
 import { postSse, type SseExchange } from './support/sse-client.js';
 
 const ask = (text: string) => [{ role: 'user' as const, content: text }];
@@ -245,6 +248,63 @@ describe('one upstream per model', () => {
       expect(contentOf(exchange)).toBe('w1 w2');
       expect(await eventually(() => faults.state.openRequests === 0, 500)).toBe(true);
       expect(faults.state.abortedRequests).toBe(before + 1);
+    });
+
+    it('unsubscribing from the engine closes the upstream socket within 100 ms', async () => {
+      const engine = gateway.registry.resolve('long-prefill').engine;
+      const subscription = engine.generate(generationRequest({ model: 'long-prefill' })).subscribe({ error: () => undefined });
+      expect(await eventually(() => faults.state.openRequests === 1)).toBe(true);
+      subscription.unsubscribe();
+      expect(await eventually(() => faults.state.openRequests === 0, 100)).toBe(true);
+    });
+  });
+
+  describe('the engine and the mock themselves', () => {
+    it('stops its health checks when closed', async () => {
+      const config = { name: 'probe', engine: 'http', upstreams: [faults.url], healthCheckIntervalMs: 20 };
+      const engine = new HttpEngine(plainToInstance(HttpModelConfig, config, { exposeDefaultValues: true }));
+      const before = faults.state.healthChecks;
+      expect(await eventually(() => faults.state.healthChecks >= before + 2)).toBe(true);
+      await engine.close();
+      const after = faults.state.healthChecks;
+      // Five intervals of quiet; a check already on the wire at close may still land.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(faults.state.healthChecks).toBeLessThanOrEqual(after + 1);
+    });
+
+    it('the mock serves models, metrics, health and non-streaming answers as vLLM does', async () => {
+      const models = await readJson(await fetch(`${main.url}/models`));
+      expect(models.data[0]).toMatchObject({ id: 'org/served-model', object: 'model', owned_by: 'vllm' });
+
+      const hangUp = new AbortController();
+      const waiting = await fetch(`${faults.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...behaving({ prefillMs: 10_000 }) },
+        body: JSON.stringify({ model: 'm', messages: ask('x'), stream: true }),
+        signal: hangUp.signal,
+      });
+      expect(waiting.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(faults.state.waitingRequests).toBe(1);
+      const metrics = await (await fetch(faults.url.replace(/\/v1$/, '/metrics'))).text();
+      expect(metrics).toContain('vllm:num_requests_waiting{model_name="mock-model"} 1.0');
+      expect(metrics).toContain('vllm:num_requests_running{model_name="mock-model"} 0.0');
+      hangUp.abort();
+      expect(await eventually(() => faults.state.openRequests === 0)).toBe(true);
+
+      faults.setBehaviour({ unhealthy: true });
+      expect((await fetch(faults.url.replace(/\/v1$/, '/health'))).status).toBe(503);
+      faults.resetBehaviour();
+
+      const response = await fetch(`${main.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...behaving({ reasoning: 'hm', reasoningField: 'reasoning_content' }) },
+        body: JSON.stringify({ model: 'org/served-model', messages: ask('plain answer') }),
+      });
+      expect(await readJson(response)).toMatchObject({
+        object: 'chat.completion',
+        choices: [{ message: { content: 'plain answer', reasoning_content: 'hm' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 2, completion_tokens: 3 },
+      });
     });
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from './config-loader.js';
-import { StubModelConfig } from './model-config.js';
+import { HttpModelConfig, StubModelConfig } from './model-config.js';
 
 function problemsOf(raw: unknown): string[] {
   try {
@@ -28,6 +28,20 @@ describe('configuration', () => {
     const model = config.models[0] as StubModelConfig;
     expect(model).toBeInstanceOf(StubModelConfig);
     expect(model).toMatchObject({ name: 'slow', prefillMs: 1000, tokenIntervalMs: 30, failWith: 'internal' });
+  });
+
+  it('reads an http model with its timeouts and pool defaults, and names a bad upstream', () => {
+    const config = parseConfig({ models: [{ name: 'fleet', engine: 'http', upstreams: ['http://10.0.0.5:8000/v1', 'http://vllm-b:8000/v1'] }] });
+    const model = config.models[0] as HttpModelConfig;
+    expect(model).toBeInstanceOf(HttpModelConfig);
+    expect(model).toMatchObject({ continuousUsage: true, bodyTimeoutMs: 600_000, healthCheckIntervalMs: 5_000, maxFailures: 3 });
+    expect(problemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: [] }] })).toEqual(['models[0].upstreams should not be empty']);
+    expect(problemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['10.0.0.5:8000'] }] })).toEqual([
+      'models[0].upstreams must hold http(s) URLs such as http://10.0.0.5:8000/v1',
+    ]);
+    expect(problemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['http://a/v1'], headers: { 'x-n': 1 } }] })).toEqual([
+      'models[0].headers must be a mapping of names to string values',
+    ]);
   });
 
   it('names the field at fault', () => {

@@ -87,7 +87,10 @@ export class HttpModelConfig extends ModelConfigBase {
   /** Base URLs of the replicas, including the API prefix: `http://10.0.0.5:8000/v1`. */
   @IsArray()
   @ArrayNotEmpty()
-  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { each: true })
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
+    { each: true, message: 'upstreams must hold http(s) URLs such as http://10.0.0.5:8000/v1' },
+  )
   upstreams!: string[];
 
   /** The model name the upstreams know; the gateway's `name` when absent. */
