@@ -3,6 +3,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { GenerationRequest } from '../src/engine/generation-request.js';
 import type { StubEngine } from '../src/engines/stub/stub-engine.js';
+import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
 import { scrape, valueOf } from './support/prometheus.js';
 import { postSse } from './support/sse-client.js';
@@ -99,14 +100,40 @@ describe('GET /metrics after a scripted mix of requests', () => {
 describe('tracing with an in-memory span exporter', () => {
   const exporter = new InMemorySpanExporter();
   let gateway: RunningGateway;
+  let upstream: MockUpstream;
 
   beforeAll(async () => {
+    upstream = await startMockUpstream();
     gateway = await startGateway(
-      { keepalive: { mode: 'chunks', intervalMs: 100 }, models: [{ name: 'slow', engine: 'stub', prefillMs: 300, tokenIntervalMs: 10 }] },
+      {
+        keepalive: { mode: 'chunks', intervalMs: 100 },
+        models: [
+          { name: 'slow', engine: 'stub', prefillMs: 300, tokenIntervalMs: 10 },
+          { name: 'remote', engine: 'http', upstreams: [upstream.url], healthCheckIntervalMs: 0 },
+        ],
+      },
       { observability: { spanExporter: exporter } },
     );
   });
-  afterAll(() => gateway?.close());
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  it('propagates the W3C traceparent to the HTTP upstream, continuing the caller trace', async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    await postSse(
+      `${gateway.url}/v1/chat/completions`,
+      { model: 'remote', stream: true, messages: ask('traced words') },
+      { headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } },
+    );
+    const received = upstream.state.received.find((request) => request.path.endsWith('/chat/completions'));
+    const traceparent = String(received?.headers.traceparent);
+    expect(traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    await eventually(() => exporter.getFinishedSpans().some((span) => span.name === 'chat remote'));
+    const root = exporter.getFinishedSpans().find((span) => span.name === 'chat remote')!;
+    expect(traceparent.split('-')[2]).toBe(root.spanContext().spanId);
+  });
 
   it('records one span per request with GenAI attributes, a first-token event and child spans, under the caller trace', async () => {
     const engine = gateway.registry.resolve('slow').engine as StubEngine;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from './config-loader.js';
-import { StubModelConfig } from './model-config.js';
+import { HttpModelConfig, StubModelConfig } from './model-config.js';
 
 function problemsOf(raw: unknown): string[] {
   try {
@@ -30,6 +30,20 @@ describe('configuration', () => {
     expect(model).toMatchObject({ name: 'slow', prefillMs: 1000, tokenIntervalMs: 30, failWith: 'internal' });
   });
 
+  it('reads an http model with its timeouts and pool defaults, and names a bad upstream', () => {
+    const config = parseConfig({ models: [{ name: 'fleet', engine: 'http', upstreams: ['http://10.0.0.5:8000/v1', 'http://vllm-b:8000/v1'] }] });
+    const model = config.models[0] as HttpModelConfig;
+    expect(model).toBeInstanceOf(HttpModelConfig);
+    expect(model).toMatchObject({ continuousUsage: true, bodyTimeoutMs: 600_000, healthCheckIntervalMs: 5_000, maxFailures: 3 });
+    expect(problemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: [] }] })).toEqual(['models[0].upstreams should not be empty']);
+    expect(problemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['10.0.0.5:8000'] }] })).toEqual([
+      'models[0].upstreams must hold http(s) URLs such as http://10.0.0.5:8000/v1',
+    ]);
+    expect(problemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['http://a/v1'], headers: { 'x-n': 1 } }] })).toEqual([
+      'models[0].headers must be a mapping of names to string values',
+    ]);
+  });
+
   it('names the field at fault', () => {
     expect(problemsOf({ models: [{ name: 'a', engine: 'stub', prefillMs: -1 }] })).toEqual([
       'models[0].prefillMs must not be less than 0',
@@ -43,7 +57,7 @@ describe('configuration', () => {
       /^models\[0\]\.prefilMs: unknown field/,
     );
     expect(problemsOf({ models: [{ name: 'a', engine: 'gpt' }] })).toEqual([
-      'models[0].engine must be one of: stub (got "gpt")',
+      'models[0].engine must be one of: stub, http (got "gpt")',
     ]);
     expect(problemsOf({ models: [{ name: 'a', engine: 'stub' }, { name: 'a', engine: 'stub' }] })).toEqual([
       'models must have unique names',

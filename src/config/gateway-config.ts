@@ -12,7 +12,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
+import { HttpModelConfig, ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
 
 export class ServerConfig {
   @IsString()
@@ -122,7 +122,13 @@ export class GatewayConfig {
   @ValidateNested({ each: true })
   @Type(() => ModelConfigBase, {
     keepDiscriminatorProperty: true,
-    discriminator: { property: 'engine', subTypes: [{ value: StubModelConfig, name: 'stub' }] },
+    discriminator: {
+      property: 'engine',
+      subTypes: [
+        { value: StubModelConfig, name: 'stub' },
+        { value: HttpModelConfig, name: 'http' },
+      ],
+    },
   })
   models: ModelConfig[] = [defaultStubModel()];
 }

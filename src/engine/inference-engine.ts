@@ -35,6 +35,11 @@ export abstract class InferenceEngine {
     return [];
   }
 
+  /** What `/ready` shows about this engine beside `ready` (the HTTP engine: its replicas). */
+  readinessDetails(): Record<string, unknown> {
+    return {};
+  }
+
   /** Releases what the engine holds (models, sockets); awaited at shutdown. */
   async close(): Promise<void> {}
 }

@@ -1,5 +1,6 @@
 import type { ModelConfig } from '../config/model-config.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
+import { HttpEngine } from './http/http-engine.js';
 import { StubEngine } from './stub/stub-engine.js';
 
 /**
@@ -10,11 +11,13 @@ export async function createEngine(model: ModelConfig): Promise<InferenceEngine>
   switch (model.engine) {
     case 'stub':
       return new StubEngine(model);
+    case 'http':
+      return new HttpEngine(model);
     default:
-      return assertNever(model.engine);
+      return assertNever(model);
   }
 }
 
-function assertNever(kind: never): never {
-  throw new Error(`Unknown engine kind: ${String(kind)}`);
+function assertNever(model: never): never {
+  throw new Error(`Unknown engine kind: ${String((model as { engine?: unknown }).engine)}`);
 }

@@ -7,11 +7,12 @@ import { MessagesController } from './messages.controller.js';
 import { ResponsesController } from './responses.controller.js';
 import { ModelsController } from './models.controller.js';
 import { ProtocolExceptionFilter } from './protocol-exception.filter.js';
+import { ReadinessController } from './readiness.controller.js';
 import { StreamResponder } from './stream-responder.js';
 
 /** The HTTP surface: one thin controller per API, the shared responder and the error filter. */
 @Module({
-  controllers: [ChatCompletionsController, ResponsesController, MessagesController, ModelsController, HealthController],
+  controllers: [ChatCompletionsController, ResponsesController, MessagesController, ModelsController, HealthController, ReadinessController],
   providers: [GenerationService, StreamResponder, { provide: APP_FILTER, useClass: ProtocolExceptionFilter }],
 })
 export class HttpModule {}

@@ -1,0 +1,51 @@
+/** Ways the mock can misbehave; see README.md. */
+export const MOCK_FAILURES = ['status', 'drop', 'malformed', 'stall', 'error'] as const;
+export type MockFailure = (typeof MOCK_FAILURES)[number];
+
+/**
+ * How the mock answers. Set per server (options, `setBehaviour`, command-line flags) and per
+ * request with the `x-mock-behaviour` header: a JSON object of these keys, merged over the
+ * server's behaviour for that request only.
+ */
+export interface MockBehaviour {
+  /** Silence after the response headers, before the first chunk (queueing and prefill). */
+  prefillMs: number;
+  /** Delay between two chunks after the first. */
+  tokenIntervalMs: number;
+  /** Answer `tokens` times `word` instead of echoing the last user message word by word. */
+  tokens?: number;
+  word: string;
+  /** A text streamed as reasoning before the answer, one word per chunk. */
+  reasoning?: string;
+  /** The delta field reasoning travels in: vLLM's `reasoning` or llama.cpp's `reasoning_content`. */
+  reasoningField: 'reasoning' | 'reasoning_content';
+  failure?: MockFailure;
+  /** The status of `status` failures and the `code` of `error` frames. */
+  failureStatus: number;
+  /** Output chunks sent before a `drop`, `malformed`, `stall` or `error` failure. */
+  failAfterTokens: number;
+  /** `GET /health` answers 503. */
+  unhealthy: boolean;
+}
+
+export const DEFAULT_BEHAVIOUR: MockBehaviour = {
+  prefillMs: 0,
+  tokenIntervalMs: 0,
+  word: 'token',
+  reasoningField: 'reasoning',
+  failureStatus: 500,
+  failAfterTokens: 0,
+  unhealthy: false,
+};
+
+export const BEHAVIOUR_HEADER = 'x-mock-behaviour';
+
+/** The server's behaviour with a request's `x-mock-behaviour` hint merged over it. */
+export function behaviourFor(base: MockBehaviour, hint: string | string[] | undefined): MockBehaviour {
+  if (typeof hint !== 'string' || hint.length === 0) return base;
+  const parsed: unknown = JSON.parse(hint);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`${BEHAVIOUR_HEADER} must be a JSON object`);
+  }
+  return { ...base, ...(parsed as Partial<MockBehaviour>) };
+}

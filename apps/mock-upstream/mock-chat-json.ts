@@ -1,0 +1,77 @@
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { MockAnswer } from './mock-answer.js';
+import type { MockBehaviour } from './mock-behaviour.js';
+
+export interface MockJsonContext {
+  response: ServerResponse;
+  answer: MockAnswer;
+  behaviour: MockBehaviour;
+  id: string;
+  created: number;
+  model: string;
+  signal: AbortSignal;
+  onDecoding: () => void;
+}
+
+/** A non-streaming `chat.completion`, after the time the stream would have taken; failures injected. */
+export async function answerJson(context: MockJsonContext): Promise<void> {
+  const { response, answer, behaviour, signal } = context;
+  await sleep(behaviour.prefillMs, undefined, { signal });
+  context.onDecoding();
+  await sleep(behaviour.tokenIntervalMs * Math.max(0, answer.steps.length - 1), undefined, { signal });
+  switch (behaviour.failure) {
+    case 'drop':
+      response.socket?.destroy();
+      return;
+    case 'stall':
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      return;
+    case 'malformed':
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"id": "chatcmpl-broken", "choices": [');
+      return;
+    case 'error':
+      sendJson(response, behaviour.failureStatus, mockError(behaviour.failureStatus));
+      return;
+  }
+
+  const join = (kind: 'reasoning' | 'content') =>
+    answer.steps.flatMap((step) => (step.kind === kind ? [step.text] : [])).join('');
+  const calls = answer.steps.flatMap((step) => (step.kind === 'tool' ? [step] : []));
+  const toolCalls =
+    calls.length === 0
+      ? undefined
+      : [{ id: calls[0].id, type: 'function', function: { name: calls[0].name, arguments: calls.map((call) => call.arguments).join('') } }];
+  const completionTokens = answer.steps.length;
+  sendJson(response, 200, {
+    id: context.id,
+    object: 'chat.completion',
+    created: context.created,
+    model: context.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: toolCalls ? null : join('content'),
+          ...(answer.reasoningTokens > 0 ? { [behaviour.reasoningField]: join('reasoning') } : {}),
+          ...(toolCalls ? { tool_calls: toolCalls } : {}),
+        },
+        logprobs: null,
+        finish_reason: answer.finishReason,
+        stop_reason: answer.stopReason,
+      },
+    ],
+    usage: { prompt_tokens: answer.promptTokens, total_tokens: answer.promptTokens + completionTokens, completion_tokens: completionTokens },
+  });
+}
+
+/** vLLM's error body: `code` is the HTTP status as an integer (protocols.md §1.7). */
+export function mockError(status: number, message = 'The mock upstream was told to fail.') {
+  return { error: { message, type: status < 500 ? 'BadRequestError' : 'InternalServerError', param: null, code: status } };
+}
+
+export function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}

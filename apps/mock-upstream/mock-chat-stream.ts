@@ -1,0 +1,125 @@
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { MockAnswer, MockStep } from './mock-answer.js';
+import type { MockBehaviour } from './mock-behaviour.js';
+
+export interface MockStreamContext {
+  response: ServerResponse;
+  answer: MockAnswer;
+  behaviour: MockBehaviour;
+  id: string;
+  created: number;
+  model: string;
+  includeUsage: boolean;
+  /** vLLM's continuous_usage_stats: usage on every chunk (only together with include_usage). */
+  continuousUsage: boolean;
+  /** Aborted when the client goes away: every wait ends at once. */
+  signal: AbortSignal;
+  /** Called when prefill ends and decoding begins (for the running/waiting gauges). */
+  onDecoding: () => void;
+}
+
+/**
+ * Writes an answer in vLLM's streaming wire format (protocols.md §1.4): silence during prefill,
+ * the role chunk (`content: ""`), one chunk per step, a finish chunk (`content: ""`, the finish
+ * reason and `stop_reason`), the `choices: []` usage chunk when asked for, `data: [DONE]`.
+ * Failures are injected where the behaviour says. Resolves when done or when the client left.
+ */
+export async function streamAnswer(context: MockStreamContext): Promise<void> {
+  const { response, answer, behaviour, signal } = context;
+  const prefix = `{"id":"${context.id}","object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"choices":`;
+  let completionTokens = 0;
+  const usage = () => ({
+    prompt_tokens: answer.promptTokens,
+    total_tokens: answer.promptTokens + completionTokens,
+    completion_tokens: completionTokens,
+    ...(answer.reasoningTokens > 0 ? { completion_tokens_details: { reasoning_tokens: Math.min(answer.reasoningTokens, completionTokens) } } : {}),
+  });
+  const write = async (text: string) => {
+    if (!response.write(text)) await waitForDrain(response, signal);
+  };
+  const chunk = (choice: string) =>
+    write(`data: ${prefix}[${choice}]${context.continuousUsage ? `,"usage":${JSON.stringify(usage())}` : ''}}\n\n`);
+
+  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  response.flushHeaders();
+  await sleep(behaviour.prefillMs, undefined, { signal });
+  context.onDecoding();
+  await chunk('{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}');
+
+  const started = performance.now();
+  for (const [position, step] of answer.steps.entries()) {
+    if (behaviour.failure && behaviour.failure !== 'status' && position === behaviour.failAfterTokens) {
+      return injectFailure(context, write);
+    }
+    if (position > 0 && behaviour.tokenIntervalMs > 0) {
+      // Paced against the start, so that timer drift does not add up.
+      await sleep(Math.max(0, started + position * behaviour.tokenIntervalMs - performance.now()), undefined, { signal });
+    } else if (position > 0 && position % 16 === 0) {
+      await sleep(0, undefined, { signal });
+    }
+    completionTokens += 1;
+    await chunk(`{"index":0,"delta":${JSON.stringify(deltaOf(step, behaviour))},"logprobs":null,"finish_reason":null}`);
+  }
+  if (behaviour.failure && behaviour.failure !== 'status' && behaviour.failAfterTokens >= answer.steps.length) {
+    return injectFailure(context, write);
+  }
+  await chunk(
+    `{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"${answer.finishReason}","stop_reason":${JSON.stringify(answer.stopReason)}}`,
+  );
+  if (context.includeUsage) await write(`data: ${prefix}[],"usage":${JSON.stringify(usage())}}\n\n`);
+  response.end('data: [DONE]\n\n');
+}
+
+function deltaOf(step: MockStep, behaviour: MockBehaviour): Record<string, unknown> {
+  switch (step.kind) {
+    case 'reasoning':
+      return { [behaviour.reasoningField]: step.text };
+    case 'content':
+      return { content: step.text };
+    case 'tool':
+      return {
+        tool_calls: [
+          step.name === undefined
+            ? { index: step.index, function: { arguments: step.arguments } }
+            : { index: step.index, id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } },
+        ],
+      };
+  }
+}
+
+async function injectFailure(context: MockStreamContext, write: (text: string) => Promise<void>): Promise<void> {
+  const { response, behaviour, signal } = context;
+  switch (behaviour.failure) {
+    case 'drop':
+      // Let what was written reach the wire first, as when a real server process dies.
+      await sleep(10, undefined, { signal });
+      response.socket?.destroy();
+      return;
+    case 'malformed':
+      await write('data: {"id":"chatcmpl-broken","choices":[{"index":0,"delta":{"content":\n\n');
+      response.end('data: [DONE]\n\n');
+      return;
+    case 'stall':
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      return;
+    case 'error': {
+      const error = { message: 'The mock upstream failed mid-stream.', type: 'InternalServerError', param: null, code: behaviour.failureStatus };
+      await write(`data: ${JSON.stringify({ error })}\n\n`);
+      response.end('data: [DONE]\n\n');
+      return;
+    }
+  }
+}
+
+function waitForDrain(response: ServerResponse, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    response.on('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,195 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { planAnswer } from './mock-answer.js';
+import { BEHAVIOUR_HEADER, behaviourFor, DEFAULT_BEHAVIOUR, type MockBehaviour } from './mock-behaviour.js';
+import { answerJson, mockError, sendJson } from './mock-chat-json.js';
+import { streamAnswer } from './mock-chat-stream.js';
+
+export interface MockUpstreamOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  host?: string;
+  behaviour?: Partial<MockBehaviour>;
+  /** When set, requests for another model get vLLM's 404. */
+  servedModel?: string;
+  /** Received requests kept for inspection (the oldest are dropped). */
+  recordLimit?: number;
+}
+
+export interface ReceivedRequest {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
+
+/** What the mock has seen; tests assert on it (a gateway hang-up must bring `openRequests` to 0). */
+export interface MockState {
+  received: ReceivedRequest[];
+  /** Chat requests whose response has neither finished nor been closed. */
+  openRequests: number;
+  /** Open requests still in prefill (`vllm:num_requests_waiting`); the rest are running. */
+  waitingRequests: number;
+  chatRequests: number;
+  completedRequests: number;
+  /** Closed before the response finished: client hang-ups (and injected drops). */
+  abortedRequests: number;
+  healthChecks: number;
+}
+
+export interface MockUpstream {
+  /** The base URL a gateway is configured with, `/v1` included. */
+  url: string;
+  port: number;
+  state: MockState;
+  behaviour(): MockBehaviour;
+  /** Merges keys into the server's behaviour, for every later request. */
+  setBehaviour(changes: Partial<MockBehaviour>): void;
+  resetBehaviour(): void;
+  /** Stops listening and drops every open connection: new connections are refused. */
+  refuseConnections(): Promise<void>;
+  /** Listens again on the same port. */
+  acceptConnections(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a vLLM-style OpenAI-compatible server on loopback: `POST /v1/chat/completions`
+ * (streaming and not), `GET /v1/models`, `GET /health`, `GET /metrics`. See README.md.
+ */
+export async function startMockUpstream(options: MockUpstreamOptions = {}): Promise<MockUpstream> {
+  const host = options.host ?? '127.0.0.1';
+  const modelName = options.servedModel ?? 'mock-model';
+  const recordLimit = options.recordLimit ?? 1000;
+  const initial: MockBehaviour = { ...DEFAULT_BEHAVIOUR, ...options.behaviour };
+  let behaviour = initial;
+  let sequence = 0;
+  const state: MockState = {
+    received: [],
+    openRequests: 0,
+    waitingRequests: 0,
+    chatRequests: 0,
+    completedRequests: 0,
+    abortedRequests: 0,
+    healthChecks: 0,
+  };
+
+  const chat = async (request: IncomingMessage, response: ServerResponse) => {
+    let body: Record<string, unknown>;
+    let requestBehaviour: MockBehaviour;
+    try {
+      body = JSON.parse(await readBody(request)) as Record<string, unknown>;
+      requestBehaviour = behaviourFor(behaviour, request.headers[BEHAVIOUR_HEADER]);
+    } catch (error) {
+      return sendJson(response, 400, mockError(400, (error as Error).message));
+    }
+    state.received.push({ path: request.url ?? '', headers: request.headers, body });
+    if (state.received.length > recordLimit) state.received.shift();
+    if (options.servedModel !== undefined && body.model !== options.servedModel) {
+      return sendJson(response, 404, mockError(404, `The model \`${String(body.model)}\` does not exist.`));
+    }
+    if (requestBehaviour.failure === 'status') {
+      return sendJson(response, requestBehaviour.failureStatus, mockError(requestBehaviour.failureStatus));
+    }
+
+    sequence += 1;
+    state.chatRequests += 1;
+    state.openRequests += 1;
+    state.waitingRequests += 1;
+    let waiting = true;
+    const onDecoding = () => {
+      if (waiting) state.waitingRequests -= 1;
+      waiting = false;
+    };
+    const abort = new AbortController();
+    response.once('close', () => {
+      onDecoding();
+      state.openRequests -= 1;
+      if (response.writableFinished) state.completedRequests += 1;
+      else state.abortedRequests += 1;
+      abort.abort();
+    });
+    const common = {
+      response,
+      answer: planAnswer(body, requestBehaviour, `chatcmpl-tool-mock${sequence}`),
+      behaviour: requestBehaviour,
+      id: `chatcmpl-mock${sequence}`,
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === 'string' ? body.model : modelName,
+      signal: abort.signal,
+      onDecoding,
+    };
+    if (body.stream !== true) return answerJson(common);
+    const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; continuous_usage_stats?: boolean };
+    const includeUsage = streamOptions.include_usage === true;
+    await streamAnswer({ ...common, includeUsage, continuousUsage: includeUsage && streamOptions.continuous_usage_stats === true });
+  };
+
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const route = `${request.method} ${path}`;
+    if (route === 'POST /v1/chat/completions') {
+      chat(request, response).catch((error: unknown) => {
+        if ((error as Error)?.name === 'AbortError') return;
+        if (!response.headersSent) sendJson(response, 500, mockError(500, String(error)));
+        else response.destroy();
+      });
+    } else if (route === 'GET /v1/models') {
+      sendJson(response, 200, { object: 'list', data: [{ id: modelName, object: 'model', created: 1_700_000_000, owned_by: 'vllm', root: modelName, parent: null, max_model_len: 32_768 }] });
+    } else if (route === 'GET /health') {
+      state.healthChecks += 1;
+      response.writeHead(behaviour.unhealthy ? 503 : 200).end();
+    } else if (route === 'GET /metrics') {
+      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metricsText(modelName, state));
+    } else {
+      sendJson(response, 404, mockError(404, `No route ${route}`));
+    }
+  });
+
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve((server.address() as AddressInfo).port);
+      });
+    });
+  const port = await listen(options.port ?? 0);
+  const refuseConnections = () =>
+    new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+
+  return {
+    url: `http://${host}:${port}/v1`,
+    port,
+    state,
+    behaviour: () => behaviour,
+    setBehaviour: (changes) => (behaviour = { ...behaviour, ...changes }),
+    resetBehaviour: () => (behaviour = initial),
+    refuseConnections,
+    acceptConnections: async () => {
+      if (!server.listening) await listen(port);
+    },
+    close: refuseConnections,
+  };
+}
+
+function metricsText(model: string, state: MockState): string {
+  const gauge = (name: string, help: string, value: number) =>
+    `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name}{model_name="${model}"} ${value.toFixed(1)}\n`;
+  return (
+    gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', state.openRequests - state.waitingRequests) +
+    gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', state.waitingRequests)
+  );
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    request.on('data', (part: Buffer) => parts.push(part));
+    request.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    request.on('error', reject);
+  });
+}

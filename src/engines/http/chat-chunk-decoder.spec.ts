@@ -1,0 +1,160 @@
+import { Subject } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { EngineError } from '../../engine/engine-error.js';
+import type { EngineEvent } from '../../engine/engine-event.js';
+import { decodeUpstreamSse } from './decode-upstream-sse.js';
+import { UpstreamError } from './upstream-error.js';
+
+/** A vLLM chunk as `model_dump_json(exclude_unset=True)` writes it. */
+const vllm = (choices: string, usage?: string) =>
+  `data: {"id":"chatcmpl-7f","object":"chat.completion.chunk","created":1767225600,"model":"Qwen/Qwen3-8B","choices":${choices}${usage ? `,"usage":${usage}` : ''}}\n\n`;
+const vllmDelta = (delta: string, usage?: string) =>
+  vllm(`[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]`, usage);
+
+/** Feeds body pieces at given times (ms) through decodeUpstreamSse with a fake clock. */
+function decode(pieces: Array<[at: number, text: string]>, { split = 0, end = true } = {}) {
+  let clock = 0;
+  const body = new Subject<string>();
+  const events: EngineEvent[] = [];
+  let error: unknown;
+  let completed = false;
+  body.pipe(decodeUpstreamSse(() => clock)).subscribe({
+    next: (event) => events.push(event),
+    error: (failure) => (error = failure),
+    complete: () => (completed = true),
+  });
+  for (const [at, text] of pieces) {
+    clock = at;
+    // Split anywhere, even inside a field or a multi-byte character's JSON escape.
+    const size = split || text.length;
+    for (let start = 0; start < text.length; start += size) body.next(text.slice(start, start + size));
+  }
+  if (end) body.complete();
+  const outputs = events.filter((event) => event.type !== 'ack');
+  const acks = events.flatMap((event) => (event.type === 'ack' ? [event] : []));
+  return { events, outputs, acks, error, completed };
+}
+
+describe('decodeUpstreamSse', () => {
+  it('reads a vLLM stream with continuous usage: no delta for the role chunk, acks before deltas', () => {
+    const usage = (completion: number) => `{"prompt_tokens":12,"total_tokens":${12 + completion},"completion_tokens":${completion}}`;
+    const result = decode(
+      [
+        [0, ''],
+        [400, vllmDelta('{"role":"assistant","content":""}', usage(0)) + vllmDelta('{"content":"Hel"}', usage(1))],
+        [450, vllmDelta('{"content":"lo ✓"}', usage(2))],
+        [500, vllm('[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"stop","stop_reason":null}]', usage(2))],
+        [500, vllm('[]', usage(2)) + 'data: [DONE]\n\n'],
+      ],
+      { split: 7 },
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.completed).toBe(true);
+    expect(result.events.map((event) => event.type)).toEqual(['ack', 'ack', 'text', 'ack', 'text', 'done']);
+    expect(result.outputs).toEqual([
+      { type: 'text', text: 'Hel' },
+      { type: 'text', text: 'lo ✓' },
+      { type: 'done', finishReason: 'stop', stopSequence: undefined, usage: { promptTokens: 12, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0 } },
+    ]);
+    expect(result.acks[0].usage).toMatchObject({ promptTokens: 12, completionTokens: 0 });
+    // Measured here: prefill until the first output, decode from it to the latest one.
+    expect(result.acks[2].timings).toMatchObject({ prompt_n: 12, prompt_ms: 400, predicted_n: 2, predicted_ms: 50, predicted_per_token_ms: 25 });
+  });
+
+  it('reads a llama.cpp stream: comment pings, content null, reasoning_content, its own timings', () => {
+    const chunk = (choices: string, extra = '') =>
+      `data: {"choices":${choices},"created":1767225600,"id":"chatcmpl-Xy","model":"gpt-3.5-turbo","system_fingerprint":"b6100","object":"chat.completion.chunk"${extra}}\n\n`;
+    const timings = '{"cache_n":3,"prompt_n":9,"prompt_ms":120.5,"prompt_per_token_ms":13.39,"prompt_per_second":74.7,"predicted_n":3,"predicted_ms":30,"predicted_per_token_ms":10,"predicted_per_second":100}';
+    const result = decode([
+      [0, ':\n\n'],
+      [100, ':\n\n'],
+      [200, chunk('[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}]')],
+      [210, chunk('[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"Let me see."}}]')],
+      [220, chunk('[{"finish_reason":null,"index":0,"delta":{"content":"Four"}}]')],
+      [230, chunk('[{"finish_reason":null,"index":0,"delta":{"content":"."}}]')],
+      [240, chunk('[{"finish_reason":"stop","index":0,"delta":{}}]')],
+      [240, chunk('[]', `,"usage":{"completion_tokens":3,"prompt_tokens":12,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":3}},"timings":${timings}`)],
+      [240, 'data: [DONE]\n\n'],
+    ]);
+    expect(result.outputs.map((event) => event.type)).toEqual(['reasoning', 'text', 'text', 'done']);
+    expect(result.outputs[0]).toEqual({ type: 'reasoning', text: 'Let me see.' });
+    expect(result.acks.map((ack) => ack.usage.completionTokens)).toEqual([1, 2, 3, 3]);
+    expect(result.acks[0].timings).toMatchObject({ prompt_ms: 210, predicted_n: 1, predicted_ms: 0 });
+    expect(result.acks.at(-1)!.timings).toEqual(JSON.parse(timings));
+    expect(result.outputs.at(-1)).toMatchObject({ usage: { promptTokens: 12, completionTokens: 3, cachedTokens: 3, reasoningTokens: 1 } });
+  });
+
+  it('reads `reasoning` and `reasoning_content` alike, once when a server sends both', () => {
+    const result = decode([
+      [0, vllmDelta('{"reasoning":"a"}') + vllmDelta('{"reasoning_content":"b"}') + vllmDelta('{"reasoning":"c","reasoning_content":"c"}')],
+      [0, vllm('[{"index":0,"delta":{},"finish_reason":"length"}]') + 'data: [DONE]\n\n'],
+    ]);
+    expect(result.outputs).toMatchObject([
+      { type: 'reasoning', text: 'a' },
+      { type: 'reasoning', text: 'b' },
+      { type: 'reasoning', text: 'c' },
+      { type: 'done', finishReason: 'length', usage: { completionTokens: 3, reasoningTokens: 3 } },
+    ]);
+  });
+
+  it('keeps tool-call index, id and name, passing id and name on only once per call', () => {
+    const call = (json: string) => vllmDelta(`{"tool_calls":[${json}]}`);
+    const result = decode([
+      [
+        0,
+        call('{"id":"chatcmpl-tool-1","type":"function","index":0,"function":{"name":"get_weather","arguments":""}}') +
+          call('{"index":0,"function":{"arguments":"{\\"city\\": "}}') +
+          call('{"id":"chatcmpl-tool-1","index":0,"function":{"arguments":"\\"Paris\\"}"}}') +
+          call('{"id":"chatcmpl-tool-2","type":"function","index":1,"function":{"name":"get_time","arguments":"{}"}}') +
+          vllm('[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"tool_calls","stop_reason":null}]') +
+          'data: [DONE]\n\n',
+      ],
+    ]);
+    expect(result.outputs).toEqual([
+      { type: 'tool_call', index: 0, id: 'chatcmpl-tool-1', name: 'get_weather', arguments: '' },
+      { type: 'tool_call', index: 0, id: undefined, name: undefined, arguments: '{"city": ' },
+      { type: 'tool_call', index: 0, id: undefined, name: undefined, arguments: '"Paris"}' },
+      { type: 'tool_call', index: 1, id: 'chatcmpl-tool-2', name: 'get_time', arguments: '{}' },
+      expect.objectContaining({ type: 'done', finishReason: 'tool_calls' }),
+    ]);
+  });
+
+  it('reports the matched stop string and accepts a finished stream that lacks [DONE]', () => {
+    const result = decode([
+      [0, vllmDelta('{"content":"one"}')],
+      [0, vllm('[{"index":0,"delta":{"content":""},"finish_reason":"stop","stop_reason":"END"}]')],
+    ]);
+    expect(result.completed).toBe(true);
+    expect(result.outputs.at(-1)).toMatchObject({ type: 'done', finishReason: 'stop', stopSequence: 'END' });
+  });
+
+  it('turns in-band error frames into typed errors (vLLM nested, vLLM before 0.10.1 flat, TGI string)', () => {
+    const errorOf = (frame: string) => decode([[0, vllmDelta('{"content":"a"}') + frame]]).error as UpstreamError;
+    const nested = errorOf('data: {"error":{"message":"context too long","type":"BadRequestError","param":null,"code":400}}\n\ndata: [DONE]\n\n');
+    expect(nested).toBeInstanceOf(EngineError);
+    expect(nested).toMatchObject({ kind: 'invalid_request', message: 'context too long', retryable: false, replicaFault: false });
+    expect(errorOf('data: {"object":"error","message":"engine died","type":"InternalServerError","code":500}\n\n')).toMatchObject({
+      kind: 'upstream',
+      message: 'engine died',
+    });
+    expect(errorOf('data: {"error":"Input validation error","error_type":"validation"}\n\n')).toMatchObject({
+      kind: 'upstream',
+      message: 'Input validation error',
+    });
+  });
+
+  it('fails on malformed JSON, and on a stream that ends before it finished', () => {
+    const malformed = decode([[0, vllmDelta('{"content":"a"}') + 'data: {"choices":[{"delta":\n\n' + vllmDelta('{"content":"b"}')]]);
+    expect(malformed.error).toMatchObject({ kind: 'upstream', message: expect.stringMatching(/malformed/) });
+    expect(malformed.outputs).toEqual([{ type: 'text', text: 'a' }]);
+
+    const cut = decode([[0, vllmDelta('{"role":"assistant","content":""}') + vllmDelta('{"content":"a"}')]]);
+    expect(cut.error).toMatchObject({ kind: 'upstream', message: expect.stringMatching(/closed the stream before it finished/), retryable: true });
+  });
+
+  it('ignores everything after [DONE]', () => {
+    const result = decode([[0, vllm('[{"index":0,"delta":{},"finish_reason":"stop"}]') + 'data: [DONE]\n\n' + 'data: {oops\n\n']]);
+    expect(result.error).toBeUndefined();
+    expect(result.events.map((event) => event.type)).toEqual(['done']);
+  });
+});

@@ -1,0 +1,177 @@
+import type { EngineEvent, FinishReason, Timings, TokenUsage } from '../../engine/engine-event.js';
+import { makeTimings, ZERO_USAGE } from '../../engine/engine-event.js';
+import { mapUpstreamFinishReason } from './map-upstream-finish-reason.js';
+import type { UpstreamChoice, UpstreamChunk, UpstreamDelta, UpstreamUsage } from './upstream-chunk.js';
+import { upstreamFrameError, upstreamProtocolError } from './upstream-error.js';
+
+type OutputEvent = Exclude<EngineEvent, { type: 'ack' | 'done' }>;
+
+/**
+ * Upstream `chat.completion.chunk` payloads (one SSE `data:` each) to engine events.
+ *
+ * - Only real output becomes a delta: the role chunk (`content: ""` or `null`), empty chunks and
+ *   the finish chunk's empty content are dropped, so they do not stop the gateway's heartbeats.
+ * - `reasoning` and `reasoning_content` both become reasoning deltas; a server that sends both
+ *   (vLLM during the rename) is read once.
+ * - A chunk with output, usage or timings yields one `ack` first (running counters), then its
+ *   deltas. Without upstream usage, each output chunk counts as one completion token until the
+ *   upstream's usage replaces the count.
+ * - Timings: llama.cpp's `timings` when the upstream sends them; otherwise measured here from
+ *   arrival times, so `timings_per_token` works on any upstream. Prefill (`prompt_ms`) runs from
+ *   the request to the first output; decode (`predicted_ms`) from the first output to the latest.
+ * - `[DONE]` yields `done`. Errors are thrown as UpstreamError: an in-band `{"error": ...}`, a
+ *   payload that is not JSON, a stream that ends before it finished.
+ */
+export class ChatChunkDecoder {
+  private usage: TokenUsage = ZERO_USAGE;
+  private upstreamTimings?: Timings;
+  private firstOutputAt?: number;
+  private lastOutputAt = 0;
+  private finishReason?: FinishReason;
+  private stopSequence?: string;
+  private finished = false;
+  /** Tool-call indexes whose id and name were already passed on. */
+  private readonly namedCalls = new Set<number>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly startedAt: number = now(),
+  ) {}
+
+  /** Whether `[DONE]` arrived; later payloads are ignored. */
+  get isDone(): boolean {
+    return this.finished;
+  }
+
+  decode(data: string): EngineEvent[] {
+    if (this.finished) return [];
+    if (data.trim() === '[DONE]') return [this.done()];
+    const chunk = parseChunk(data);
+    if ((chunk.error !== undefined && chunk.error !== null) || chunk.object === 'error') throw upstreamFrameError(chunk);
+
+    const choice = chunk.choices?.find((candidate) => (candidate.index ?? 0) === 0);
+    const deltas = choice?.delta ? this.deltasOf(choice.delta) : [];
+    if (choice) this.noteFinish(choice);
+    if (deltas.length > 0) {
+      const at = this.now();
+      this.firstOutputAt ??= at;
+      this.lastOutputAt = at;
+    }
+    const counted = this.count(deltas, chunk.usage);
+    const timed = this.readTimings(chunk.timings);
+    if (deltas.length === 0 && !counted && !timed) return [];
+    return [{ type: 'ack', usage: this.usage, timings: this.timings() }, ...deltas];
+  }
+
+  /** The body ended. Without `[DONE]`, a stream that reported its finish reason still counts as whole. */
+  end(): EngineEvent[] {
+    if (this.finished) return [];
+    if (this.finishReason === undefined) {
+      throw upstreamProtocolError('The upstream closed the stream before it finished.');
+    }
+    return [this.done()];
+  }
+
+  private done(): EngineEvent {
+    this.finished = true;
+    return { type: 'done', finishReason: this.finishReason ?? 'stop', stopSequence: this.stopSequence, usage: this.usage };
+  }
+
+  private deltasOf(delta: UpstreamDelta): OutputEvent[] {
+    const events: OutputEvent[] = [];
+    const reasoning = delta.reasoning || delta.reasoning_content;
+    if (reasoning) events.push({ type: 'reasoning', text: reasoning });
+    if (delta.content) events.push({ type: 'text', text: delta.content });
+    for (const call of delta.tool_calls ?? []) {
+      const index = call.index ?? 0;
+      const named = this.namedCalls.has(index);
+      if (!named && (call.id !== undefined || call.function?.name !== undefined)) this.namedCalls.add(index);
+      events.push({
+        type: 'tool_call',
+        index,
+        id: named ? undefined : call.id,
+        name: named ? undefined : call.function?.name,
+        arguments: call.function?.arguments ?? '',
+      });
+    }
+    return events;
+  }
+
+  private noteFinish(choice: UpstreamChoice): void {
+    if (!choice.finish_reason) return;
+    this.finishReason = mapUpstreamFinishReason(choice.finish_reason);
+    if (typeof choice.stop_reason === 'string') this.stopSequence = choice.stop_reason;
+  }
+
+  /** Updates the counters; true when they changed. */
+  private count(deltas: OutputEvent[], usage: UpstreamUsage | null | undefined): boolean {
+    if (usage) {
+      const reported = toTokenUsage(usage, this.usage.reasoningTokens + (deltas.some(isReasoning) ? 1 : 0));
+      const changed = JSON.stringify(reported) !== JSON.stringify(this.usage);
+      this.usage = reported;
+      return changed || deltas.length > 0;
+    }
+    if (deltas.length === 0) return false;
+    this.usage = {
+      ...this.usage,
+      completionTokens: this.usage.completionTokens + 1,
+      reasoningTokens: this.usage.reasoningTokens + (deltas.some(isReasoning) ? 1 : 0),
+    };
+    return true;
+  }
+
+  private readTimings(raw: Record<string, unknown> | undefined): boolean {
+    if (!raw || typeof raw !== 'object') return false;
+    const number = (key: string) => (typeof raw[key] === 'number' ? (raw[key] as number) : 0);
+    this.upstreamTimings = {
+      cache_n: number('cache_n'),
+      prompt_n: number('prompt_n'),
+      prompt_ms: number('prompt_ms'),
+      prompt_per_token_ms: number('prompt_per_token_ms'),
+      prompt_per_second: number('prompt_per_second'),
+      predicted_n: number('predicted_n'),
+      predicted_ms: number('predicted_ms'),
+      predicted_per_token_ms: number('predicted_per_token_ms'),
+      predicted_per_second: number('predicted_per_second'),
+    };
+    return true;
+  }
+
+  private timings(): Timings {
+    if (this.upstreamTimings) return this.upstreamTimings;
+    const promptEnd = this.firstOutputAt ?? this.now();
+    return makeTimings({
+      promptN: this.usage.promptTokens,
+      promptMs: promptEnd - this.startedAt,
+      predictedN: this.usage.completionTokens,
+      predictedMs: this.firstOutputAt === undefined ? 0 : this.lastOutputAt - this.firstOutputAt,
+      cacheN: this.usage.cachedTokens,
+    });
+  }
+}
+
+function parseChunk(data: string): UpstreamChunk {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch (error) {
+    throw upstreamProtocolError(`The upstream sent a malformed stream event: ${JSON.stringify(data.slice(0, 80))}`, error);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw upstreamProtocolError('The upstream sent a stream event that is not a JSON object.');
+  }
+  return parsed as UpstreamChunk;
+}
+
+function toTokenUsage(usage: UpstreamUsage, countedReasoning: number): TokenUsage {
+  return {
+    promptTokens: usage.prompt_tokens ?? 0,
+    completionTokens: usage.completion_tokens ?? 0,
+    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? countedReasoning,
+  };
+}
+
+function isReasoning(event: OutputEvent): boolean {
+  return event.type === 'reasoning';
+}

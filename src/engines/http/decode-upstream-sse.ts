@@ -1,0 +1,47 @@
+import { createParser } from 'eventsource-parser';
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { EngineEvent } from '../../engine/engine-event.js';
+import { ChatChunkDecoder } from './chat-chunk-decoder.js';
+
+/**
+ * Upstream body text (pieces as they arrive, split anywhere) to engine events: a real SSE parser
+ * (comments such as llama.cpp's `:` pings are dropped, events may span pieces), then
+ * ChatChunkDecoder. It completes when the body ends, so a keep-alive connection is reused; the
+ * first decoding failure errors the stream and stops reading.
+ */
+export function decodeUpstreamSse(now: () => number = () => performance.now()): OperatorFunction<string, EngineEvent> {
+  return (source) =>
+    new Observable<EngineEvent>((subscriber) => {
+      const decoder = new ChatChunkDecoder(now);
+      const parser = createParser({
+        onEvent: (message) => {
+          if (subscriber.closed) return;
+          try {
+            for (const event of decoder.decode(message.data)) subscriber.next(event);
+          } catch (error) {
+            subscriber.error(error);
+          }
+        },
+      });
+      return source.subscribe({
+        next: (text) => {
+          try {
+            parser.feed(text);
+          } catch (error) {
+            subscriber.error(error);
+          }
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => {
+          parser.reset({ consume: true });
+          if (subscriber.closed) return;
+          try {
+            for (const event of decoder.end()) subscriber.next(event);
+            subscriber.complete();
+          } catch (error) {
+            subscriber.error(error);
+          }
+        },
+      });
+    });
+}

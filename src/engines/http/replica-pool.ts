@@ -1,0 +1,118 @@
+/** When a replica that keeps failing is taken out of rotation, and for how long. */
+export interface EjectionPolicy {
+  /** Consecutive failed requests that eject a replica. */
+  maxFailures: number;
+  /** The first ejection's length; each further ejection without a success in between doubles it. */
+  baseMs: number;
+  maxMs: number;
+}
+
+/** One replica as `/ready` reports it. */
+export interface ReplicaState {
+  url: string;
+  /** Takes requests now: its last health check passed and it is not ejected. */
+  healthy: boolean;
+  outstanding: number;
+  consecutiveFailures: number;
+  /** The last active health check: `passing`, `failing`, or `off` when checks are disabled. */
+  healthCheck: 'passing' | 'failing' | 'off';
+  /** Milliseconds until an ejected replica is tried again; absent when not ejected. */
+  ejectedForMs?: number;
+}
+
+/** One upstream server of a model's fleet, and what the pool knows about it. */
+export class Replica {
+  outstanding = 0;
+  consecutiveFailures = 0;
+  /** Ejections since the last success; sets the length of the next one. */
+  ejections = 0;
+  ejectedUntil = 0;
+  healthCheck: ReplicaState['healthCheck'] = 'off';
+
+  constructor(readonly url: string) {}
+
+  isAvailable(now: number): boolean {
+    return this.healthCheck !== 'failing' && now >= this.ejectedUntil;
+  }
+}
+
+/**
+ * The replicas of one model, balanced by least outstanding requests.
+ *
+ * Two independent signals must both allow a replica: the active health check (a failing check
+ * takes it out until a check passes) and passive ejection (after `maxFailures` consecutive failed
+ * requests it is out for an exponentially growing time). A passing health check does not cut an
+ * ejection short, so a replica whose `/health` is fine but whose answers fail stays out. After an
+ * ejection expires the replica is on probation: one more failure ejects it again, for twice as
+ * long; one success clears its record. Ties between equally loaded replicas rotate, so sequential
+ * traffic spreads too. Time is injected for tests.
+ */
+export class ReplicaPool {
+  readonly replicas: readonly Replica[];
+  private cursor = 0;
+
+  constructor(
+    urls: readonly string[],
+    private readonly policy: EjectionPolicy,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.replicas = urls.map((url) => new Replica(url));
+  }
+
+  /** The available replica with the fewest outstanding requests, skipping `excluded`. */
+  pick(excluded: ReadonlySet<Replica> = new Set()): Replica | undefined {
+    const now = this.now();
+    let best: Replica | undefined;
+    let bestPosition = 0;
+    for (let offset = 0; offset < this.replicas.length; offset += 1) {
+      const position = (this.cursor + offset) % this.replicas.length;
+      const replica = this.replicas[position];
+      if (excluded.has(replica) || !replica.isAvailable(now)) continue;
+      if (best === undefined || replica.outstanding < best.outstanding) {
+        best = replica;
+        bestPosition = position;
+      }
+    }
+    if (best) this.cursor = (bestPosition + 1) % this.replicas.length;
+    return best;
+  }
+
+  recordSuccess(replica: Replica): void {
+    replica.consecutiveFailures = 0;
+    replica.ejections = 0;
+  }
+
+  /** Returns the ejection length when this failure ejected the replica. */
+  recordFailure(replica: Replica): number | undefined {
+    replica.consecutiveFailures += 1;
+    const now = this.now();
+    // Requests that were in flight when it was ejected do not lengthen the ejection.
+    if (replica.consecutiveFailures < this.policy.maxFailures || now < replica.ejectedUntil) return undefined;
+    const ejectionMs = Math.min(this.policy.baseMs * 2 ** replica.ejections, this.policy.maxMs);
+    replica.ejections += 1;
+    replica.ejectedUntil = now + ejectionMs;
+    return ejectionMs;
+  }
+
+  recordHealthCheck(replica: Replica, passed: boolean): void {
+    replica.healthCheck = passed ? 'passing' : 'failing';
+  }
+
+  /** At least one replica can take a request now. */
+  hasAvailable(): boolean {
+    const now = this.now();
+    return this.replicas.some((replica) => replica.isAvailable(now));
+  }
+
+  states(): ReplicaState[] {
+    const now = this.now();
+    return this.replicas.map((replica) => ({
+      url: replica.url,
+      healthy: replica.isAvailable(now),
+      outstanding: replica.outstanding,
+      consecutiveFailures: replica.consecutiveFailures,
+      healthCheck: replica.healthCheck,
+      ...(replica.ejectedUntil > now ? { ejectedForMs: replica.ejectedUntil - now } : {}),
+    }));
+  }
+}

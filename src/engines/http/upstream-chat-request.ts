@@ -1,0 +1,92 @@
+import type {
+  ChatMessage,
+  GenerationRequest,
+  ResponseFormat,
+  ToolChoice,
+} from '../../engine/generation-request.js';
+
+/** How this fleet wants its requests: the name it knows the model by, and its usage support. */
+export interface UpstreamRequestOptions {
+  upstreamModel: string;
+  /** vLLM's `stream_options.continuous_usage_stats`: usage on every chunk. */
+  continuousUsage: boolean;
+}
+
+/**
+ * A neutral generation to an OpenAI Chat Completions body for a vLLM-style upstream.
+ *
+ * The request always streams, whether or not the client asked to: the non-streaming answer is
+ * collected from the same events by the gateway, so both paths behave identically (timeouts,
+ * retries, timings). `include_usage` is always asked for, because servers disagree on its default
+ * (protocols.md §1.5). Fields left unset by the client are omitted, so the upstream's own
+ * defaults (generation_config) apply.
+ */
+export function toUpstreamChatRequest(request: GenerationRequest, options: UpstreamRequestOptions): Record<string, unknown> {
+  const { sampling } = request;
+  const body: Record<string, unknown> = {
+    model: options.upstreamModel,
+    messages: request.messages.map(toUpstreamMessage),
+    stream: true,
+    stream_options: options.continuousUsage
+      ? { include_usage: true, continuous_usage_stats: true }
+      : { include_usage: true },
+    // `max_tokens`, not `max_completion_tokens`: every vLLM-style server reads it (llama.cpp, TGI, Ollama).
+    max_tokens: sampling.maxTokens,
+    temperature: sampling.temperature,
+    top_p: sampling.topP,
+    top_k: sampling.topK,
+    seed: sampling.seed,
+    stop: sampling.stop.length > 0 ? sampling.stop : undefined,
+    frequency_penalty: sampling.frequencyPenalty,
+    presence_penalty: sampling.presencePenalty,
+    response_format: sampling.responseFormat && toUpstreamResponseFormat(sampling.responseFormat),
+  };
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters, strict: tool.strict },
+    }));
+    body.tool_choice = toUpstreamToolChoice(request.toolChoice);
+    body.parallel_tool_calls = request.parallelToolCalls;
+  }
+  return body;
+}
+
+function toUpstreamMessage(message: ChatMessage): Record<string, unknown> {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user': {
+      const onlyText = message.content.every((part) => part.type === 'text');
+      if (onlyText) return { role: 'user', content: message.content.map((part) => (part as { text: string }).text).join('\n') };
+      return {
+        role: 'user',
+        content: message.content.map((part) =>
+          part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: part.url } },
+        ),
+      };
+    }
+    case 'assistant':
+      // Earlier reasoning is not sent back: chat templates drop it, and some servers (DeepSeek) refuse it.
+      return {
+        role: 'assistant',
+        content: message.toolCalls?.length && message.content === '' ? null : message.content,
+        tool_calls: message.toolCalls?.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        })),
+      };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+function toUpstreamToolChoice(choice: ToolChoice): unknown {
+  return typeof choice === 'object' ? { type: 'function', function: { name: choice.name } } : choice;
+}
+
+function toUpstreamResponseFormat(format: ResponseFormat): unknown {
+  if (format.type !== 'json_schema') return { type: format.type };
+  return { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, strict: format.strict } };
+}

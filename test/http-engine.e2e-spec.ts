@@ -1,0 +1,417 @@
+import { plainToInstance } from 'class-transformer';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
+import type { MockBehaviour } from '../apps/mock-upstream/mock-behaviour.js';
+import { HttpModelConfig } from '../src/config/model-config.js';
+import { HttpEngine } from '../src/engines/http/http-engine.js';
+import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
+import { generationRequest } from './support/requests.js';
+import { postSse, type SseExchange } from './support/sse-client.js';
+
+const ask = (text: string) => [{ role: 'user' as const, content: text }];
+const behaving = (behaviour: Partial<MockBehaviour>) => ({ 'x-mock-behaviour': JSON.stringify(behaviour) });
+const isHeartbeat = (chunk: Record<string, any>) =>
+  chunk.choices?.length === 1 && Object.keys(chunk.choices[0].delta).length === 0 && chunk.choices[0].finish_reason === null;
+const contentOf = (exchange: SseExchange) => exchange.json().map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('');
+const errorOf = (exchange: SseExchange) => exchange.json().find((chunk) => chunk.error)?.error;
+
+/** Ports where nothing listens: a mock that was started and closed. */
+async function refusingUrl(): Promise<string> {
+  const mock = await startMockUpstream();
+  await mock.close();
+  return mock.url;
+}
+
+describe('one upstream per model', () => {
+  let main: MockUpstream;
+  let faults: MockUpstream;
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const chatUrl = () => `${gateway.url}/v1/chat/completions`;
+
+  beforeAll(async () => {
+    [main, faults] = await Promise.all([startMockUpstream({ servedModel: 'org/served-model' }), startMockUpstream()]);
+    const [refused, ...down] = await Promise.all([refusingUrl(), refusingUrl(), refusingUrl(), refusingUrl()]);
+    const upstream = { engine: 'http', upstreams: [main.url], upstreamModel: 'org/served-model' };
+    const faulty = (name: string, behaviour: Partial<MockBehaviour>, extra: Record<string, unknown> = {}) => ({
+      name, engine: 'http', upstreams: [faults.url], headers: behaving(behaviour), healthCheckIntervalMs: 0, maxFailures: 100, ...extra,
+    });
+    gateway = await startGateway({
+      keepalive: { mode: 'chunks', intervalMs: 100 },
+      models: [
+        { name: 'fast', ...upstream, apiKey: 'sk-upstream', headers: { 'x-team': 'gantry' } },
+        { name: 'thinker', ...upstream, headers: behaving({ reasoning: 'first think', reasoningField: 'reasoning' }) },
+        { name: 'thinker-llama', ...upstream, headers: behaving({ reasoning: 'first think', reasoningField: 'reasoning_content' }) },
+        { name: 'timed', ...upstream, headers: behaving({ prefillMs: 300, tokenIntervalMs: 50 }) },
+        { name: 'silent-prefill', ...upstream, headers: behaving({ prefillMs: 2000 }) },
+        { name: 'refused', engine: 'http', upstreams: [refused], healthCheckIntervalMs: 0 },
+        { name: 'all-down', engine: 'http', upstreams: down, healthCheckIntervalMs: 100 },
+        faulty('error-500', { failure: 'status', failureStatus: 500 }),
+        faulty('malformed', { failure: 'malformed', failAfterTokens: 2 }),
+        faulty('dropped', { failure: 'drop', failAfterTokens: 2 }),
+        faulty('stalled', { failure: 'stall', failAfterTokens: 2 }, { bodyTimeoutMs: 500 }),
+        faulty('in-band-error', { failure: 'error', failureStatus: 400, failAfterTokens: 1 }),
+        faulty('long-prefill', { prefillMs: 10_000 }),
+        faulty('drip', { tokenIntervalMs: 200 }),
+      ],
+    });
+    client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    await Promise.all([main?.close(), faults?.close()]);
+  });
+
+  describe('through Chat Completions with the openai SDK', () => {
+    it('streams text with finish reason and the upstream usage, and answers non-streaming alike', async () => {
+      const stream = await client.chat.completions.create({
+        model: 'fast', messages: ask('one two three'), stream: true, stream_options: { include_usage: true },
+      });
+      let text = '';
+      const finishes: string[] = [];
+      let usage: OpenAI.CompletionUsage | null | undefined;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        if (chunk.choices[0]?.finish_reason) finishes.push(chunk.choices[0].finish_reason);
+        usage = chunk.usage ?? usage;
+      }
+      expect(text).toBe('one two three');
+      expect(finishes).toEqual(['stop']);
+      expect(usage).toEqual({ prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 });
+
+      const completion = await client.chat.completions.create({ model: 'fast', messages: ask('four five') });
+      expect(completion.choices[0]).toMatchObject({ finish_reason: 'stop', message: { role: 'assistant', content: 'four five' } });
+      expect(completion.usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 2 });
+    });
+
+    it('sends the upstream a streaming request under its own model name, with the configured headers', async () => {
+      await client.chat.completions.create({
+        model: 'fast', messages: ask('a b c'), max_tokens: 9, stop: ['zz'], temperature: 0.5,
+        tools: [{ type: 'function', function: { name: 'noop', parameters: { type: 'object' } } }],
+      });
+      const received = main.state.received.at(-1)!;
+      expect(received.body).toMatchObject({
+        model: 'org/served-model', stream: true, stream_options: { include_usage: true, continuous_usage_stats: true },
+        max_tokens: 9, stop: ['zz'], temperature: 0.5, tool_choice: 'auto',
+        tools: [{ type: 'function', function: { name: 'noop', parameters: { type: 'object' } } }],
+      });
+      expect(received.headers).toMatchObject({ authorization: 'Bearer sk-upstream', 'x-team': 'gantry' });
+    });
+
+    it('streams upstream reasoning from either field name as reasoning_content', async () => {
+      for (const model of ['thinker', 'thinker-llama']) {
+        const stream = await client.chat.completions.create({ model, messages: ask('the answer'), stream: true });
+        let reasoning = '';
+        let content = '';
+        for await (const chunk of stream) {
+          const delta = chunk.choices[0]?.delta as { content?: string; reasoning_content?: string } | undefined;
+          expect(content !== '' && Boolean(delta?.reasoning_content)).toBe(false);
+          reasoning += delta?.reasoning_content ?? '';
+          content += delta?.content ?? '';
+        }
+        expect({ model, reasoning, content }).toEqual({ model, reasoning: 'first think', content: 'the answer' });
+      }
+    });
+
+    it('streams tool calls that the SDK helper assembles', async () => {
+      const runner = client.chat.completions.stream({
+        model: 'fast',
+        messages: ask('{"city":"Paris","days":3}'),
+        tools: [{ type: 'function', function: { name: 'get_forecast', parameters: { type: 'object' } } }],
+        tool_choice: 'required',
+      });
+      const final = await runner.finalChatCompletion();
+      const call = final.choices[0].message.tool_calls?.[0];
+      expect(final.choices[0].finish_reason).toBe('tool_calls');
+      expect(call?.type === 'function' && call.function.name).toBe('get_forecast');
+      expect(call?.type === 'function' && JSON.parse(call.function.arguments)).toEqual({ city: 'Paris', days: 3 });
+    });
+
+    it('finishes with length at max_tokens and with stop at a stop string', async () => {
+      const limited = await client.chat.completions.create({ model: 'fast', messages: ask('a b c d e'), max_tokens: 2 });
+      expect(limited.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: 'a b' } });
+      const stopped = await client.chat.completions.create({ model: 'fast', messages: ask('alpha beta END gamma'), stop: ['END'] });
+      expect(stopped.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'alpha beta ' } });
+    });
+  });
+
+  describe('timings and keep-alives on the wire', () => {
+    it('measures timings at the gateway for timings_per_token, with continuous usage', async () => {
+      const exchange = await postSse(chatUrl(), {
+        model: 'timed', messages: ask('w1 w2 w3 w4'), stream: true, timings_per_token: true,
+        stream_options: { include_usage: true, continuous_usage_stats: true },
+      });
+      const chunks = exchange.json();
+      const firstContent = chunks.findIndex((chunk) => chunk.choices[0]?.delta.content);
+      expect(chunks.slice(0, firstContent).filter(isHeartbeat).length).toBeGreaterThanOrEqual(1);
+      expect(chunks[firstContent].timings).toMatchObject({ prompt_n: 4, predicted_n: 1 });
+      expect(chunks[firstContent].timings.prompt_ms).toBeGreaterThanOrEqual(250);
+      const last = chunks.at(-1)!;
+      expect(last.usage).toEqual({ prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 });
+      expect(last.timings.predicted_n).toBe(4);
+      expect(last.timings.predicted_ms).toBeGreaterThanOrEqual(100);
+      expect(last.timings.predicted_per_second).toBeCloseTo((1000 / last.timings.predicted_ms) * 4, 6);
+    });
+
+    it('keeps the client stream alive while the upstream is silent through a 2 s prefill', async () => {
+      const exchange = await postSse(chatUrl(), { model: 'silent-prefill', messages: ask('finally here'), stream: true });
+      const chunks = exchange.json();
+      const firstContent = chunks.findIndex((chunk) => chunk.choices[0]?.delta.content);
+      expect(chunks.slice(1, firstContent).filter(isHeartbeat).length).toBeGreaterThanOrEqual(5);
+      expect(contentOf(exchange)).toBe('finally here');
+      expect(exchange.frames.at(-1)).toMatchObject({ data: '[DONE]' });
+    });
+  });
+
+  describe('upstream faults end in a client-visible error, never a hung stream', () => {
+    const streamFailure = async (model: string) => {
+      const exchange = await postSse(chatUrl(), { model, messages: ask('a b c d e'), stream: true });
+      expect(exchange.frames.at(-1)).toMatchObject({ data: '[DONE]' });
+      expect(await eventually(() => faults.state.openRequests === 0, 1000)).toBe(true);
+      return { exchange, error: errorOf(exchange) };
+    };
+
+    it('connection refused', async () => {
+      const { error } = await streamFailure('refused');
+      expect(error).toMatchObject({ type: 'upstream_error', message: 'The upstream refused the connection.' });
+      const failure = await client.chat.completions.create({ model: 'refused', messages: ask('x') }).catch((caught: unknown) => caught);
+      expect(failure).toMatchObject({ status: 502, message: expect.stringMatching(/refused the connection/) });
+    });
+
+    it('500 before the stream', async () => {
+      const { error } = await streamFailure('error-500');
+      expect(error).toMatchObject({ type: 'upstream_error', message: expect.stringMatching(/^The upstream answered 500: The mock upstream/) });
+    });
+
+    it('malformed SSE', async () => {
+      const { exchange, error } = await streamFailure('malformed');
+      expect(contentOf(exchange)).toBe('a b');
+      expect(error).toMatchObject({ type: 'upstream_error', message: expect.stringMatching(/malformed stream event/) });
+    });
+
+    it('a connection dropped mid-stream', async () => {
+      const { exchange, error } = await streamFailure('dropped');
+      expect(contentOf(exchange)).toBe('a b');
+      expect(error).toMatchObject({ type: 'upstream_error', message: expect.stringMatching(/closed the connection before the answer was complete/) });
+    });
+
+    it('a stall past the configured body timeout', async () => {
+      const started = performance.now();
+      const { exchange, error } = await streamFailure('stalled');
+      expect(performance.now() - started).toBeGreaterThanOrEqual(450);
+      expect(contentOf(exchange)).toBe('a b');
+      expect(error).toMatchObject({ type: 'timeout_error', message: 'The upstream sent nothing for 500 ms.' });
+    });
+
+    it('an error frame from the upstream mid-stream, with its kind', async () => {
+      const { exchange, error } = await streamFailure('in-band-error');
+      expect(contentOf(exchange)).toBe('a');
+      expect(error).toMatchObject({ type: 'invalid_request_error', message: 'The mock upstream failed mid-stream.' });
+    });
+
+    it('every replica down: 503 and a message that says so, and /ready reports it', async () => {
+      const engine = gateway.registry.resolve('all-down').engine as HttpEngine;
+      expect(await eventually(() => !engine.isReady(), 2000)).toBe(true);
+      const { error } = await streamFailure('all-down');
+      expect(error).toMatchObject({ type: 'server_error', message: expect.stringMatching(/^All 3 replicas of model 'all-down' are down/) });
+      const failure = await client.chat.completions.create({ model: 'all-down', messages: ask('x') }).catch((caught: unknown) => caught);
+      expect(failure).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+
+      const ready = await fetch(`${gateway.url}/ready`);
+      expect(ready.status).toBe(503);
+      const body = await readJson(ready);
+      expect(body.status).toBe('not_ready');
+      expect(body.models['all-down'].replicas).toHaveLength(3);
+      expect(body.models['all-down'].replicas[0]).toMatchObject({ healthy: false, healthCheck: 'failing', outstanding: 0 });
+      expect(body.models.fast).toMatchObject({ engine: 'http', ready: true });
+    });
+  });
+
+  describe('client hang-ups close the upstream request', () => {
+    it('during prefill', async () => {
+      await postSse(chatUrl(), { model: 'long-prefill', messages: ask('never answered'), stream: true }, {
+        onFrame: (_frame, frames) => frames.length >= 2 && faults.state.openRequests === 1,
+      });
+      // The upstream prefill alone lasts 10 s: only the gateway's abort closes it this soon.
+      expect(await eventually(() => faults.state.openRequests === 0, 500)).toBe(true);
+    });
+
+    it('during decoding', async () => {
+      const words = Array.from({ length: 50 }, (_, index) => `w${index + 1}`).join(' ');
+      const before = faults.state.abortedRequests;
+      const exchange = await postSse(chatUrl(), { model: 'drip', messages: ask(words), stream: true }, {
+        onFrame: (frame) => frame.kind === 'event' && frame.data.includes('"content":" w2"'),
+      });
+      expect(contentOf(exchange)).toBe('w1 w2');
+      expect(await eventually(() => faults.state.openRequests === 0, 500)).toBe(true);
+      expect(faults.state.abortedRequests).toBe(before + 1);
+    });
+
+    it('unsubscribing from the engine closes the upstream socket within 100 ms', async () => {
+      const engine = gateway.registry.resolve('long-prefill').engine;
+      const subscription = engine.generate(generationRequest({ model: 'long-prefill' })).subscribe({ error: () => undefined });
+      expect(await eventually(() => faults.state.openRequests === 1)).toBe(true);
+      subscription.unsubscribe();
+      expect(await eventually(() => faults.state.openRequests === 0, 100)).toBe(true);
+    });
+  });
+
+  describe('the engine and the mock themselves', () => {
+    it('stops its health checks when closed', async () => {
+      const config = { name: 'probe', engine: 'http', upstreams: [faults.url], healthCheckIntervalMs: 20 };
+      const engine = new HttpEngine(plainToInstance(HttpModelConfig, config, { exposeDefaultValues: true }));
+      const before = faults.state.healthChecks;
+      expect(await eventually(() => faults.state.healthChecks >= before + 2)).toBe(true);
+      await engine.close();
+      const after = faults.state.healthChecks;
+      // Five intervals of quiet; a check already on the wire at close may still land.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(faults.state.healthChecks).toBeLessThanOrEqual(after + 1);
+    });
+
+    it('the mock serves models, metrics, health and non-streaming answers as vLLM does', async () => {
+      const models = await readJson(await fetch(`${main.url}/models`));
+      expect(models.data[0]).toMatchObject({ id: 'org/served-model', object: 'model', owned_by: 'vllm' });
+
+      const hangUp = new AbortController();
+      const waiting = await fetch(`${faults.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...behaving({ prefillMs: 10_000 }) },
+        body: JSON.stringify({ model: 'm', messages: ask('x'), stream: true }),
+        signal: hangUp.signal,
+      });
+      expect(waiting.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(faults.state.waitingRequests).toBe(1);
+      const metrics = await (await fetch(faults.url.replace(/\/v1$/, '/metrics'))).text();
+      expect(metrics).toContain('vllm:num_requests_waiting{model_name="mock-model"} 1.0');
+      expect(metrics).toContain('vllm:num_requests_running{model_name="mock-model"} 0.0');
+      hangUp.abort();
+      expect(await eventually(() => faults.state.openRequests === 0)).toBe(true);
+
+      faults.setBehaviour({ unhealthy: true });
+      expect((await fetch(faults.url.replace(/\/v1$/, '/health'))).status).toBe(503);
+      faults.resetBehaviour();
+
+      const response = await fetch(`${main.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...behaving({ reasoning: 'hm', reasoningField: 'reasoning_content' }) },
+        body: JSON.stringify({ model: 'org/served-model', messages: ask('plain answer') }),
+      });
+      expect(await readJson(response)).toMatchObject({
+        object: 'chat.completion',
+        choices: [{ message: { content: 'plain answer', reasoning_content: 'hm' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 2, completion_tokens: 3 },
+      });
+    });
+  });
+});
+
+describe('a fleet of three replicas behind one model', () => {
+  let replicas: MockUpstream[];
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  const engine = (model = 'fleet') => gateway.registry.resolve(model).engine as HttpEngine;
+  const served = () => replicas.map((replica) => replica.state.chatRequests);
+
+  beforeAll(async () => {
+    replicas = await Promise.all([0, 1, 2].map(() => startMockUpstream()));
+    const fleet = {
+      engine: 'http', upstreams: replicas.map((replica) => replica.url),
+      healthCheckIntervalMs: 100, maxFailures: 1, ejectionBaseMs: 300, ejectionMaxMs: 1000,
+    };
+    gateway = await startGateway({
+      keepalive: { mode: 'chunks', intervalMs: 100 },
+      models: [
+        { name: 'fleet', ...fleet },
+        { name: 'fleet-slow', ...fleet, headers: behaving({ prefillMs: 10_000 }) },
+        { name: 'fleet-drop', ...fleet, headers: behaving({ failure: 'drop', failAfterTokens: 1 }) },
+      ],
+    });
+    client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    await Promise.all(replicas.map((replica) => replica.close()));
+  });
+
+  it('reports each replica on /ready', async () => {
+    const response = await fetch(`${gateway.url}/ready`);
+    expect(response.status).toBe(200);
+    const body = await readJson(response);
+    expect(body.status).toBe('ready');
+    expect(body.models.fleet.replicas).toEqual(
+      replicas.map((replica) => ({ url: replica.url, healthy: true, outstanding: 0, consecutiveFailures: 0, healthCheck: 'passing' })),
+    );
+  });
+
+  it('spreads concurrent requests by outstanding count', async () => {
+    const release = { now: false };
+    const streams = Array.from({ length: 6 }, () =>
+      postSse(`${gateway.url}/v1/chat/completions`, { model: 'fleet-slow', messages: ask('wait'), stream: true }, { onFrame: () => release.now }),
+    );
+    expect(await eventually(() => replicas.every((replica) => replica.state.openRequests === 2), 2000)).toBe(true);
+    expect(engine('fleet-slow').replicaStates().map((state) => state.outstanding)).toEqual([2, 2, 2]);
+    release.now = true;
+    await Promise.all(streams);
+    expect(await eventually(() => replicas.every((replica) => replica.state.openRequests === 0), 1000)).toBe(true);
+    expect(engine('fleet-slow').replicaStates().map((state) => state.outstanding)).toEqual([0, 0, 0]);
+  });
+
+  it('sends new requests away from a replica that still holds outstanding ones', async () => {
+    const [slow] = replicas;
+    slow.setBehaviour({ prefillMs: 10_000 });
+    const release = { now: false };
+    const held: Array<Promise<SseExchange>> = [];
+    try {
+      // Equally loaded replicas take turns: within three requests one lands on the slow replica.
+      for (let attempt = 0; attempt < 3 && slow.state.openRequests === 0; attempt += 1) {
+        const exchange = postSse(`${gateway.url}/v1/chat/completions`, { model: 'fleet', messages: ask('hold'), stream: true }, {
+          onFrame: () => release.now,
+        });
+        held.push(exchange);
+        await Promise.race([exchange, eventually(() => slow.state.openRequests === 1, 1000)]);
+      }
+      expect(slow.state.openRequests).toBe(1);
+      const slowServed = slow.state.chatRequests;
+      for (let round = 0; round < 6; round += 1) await client.chat.completions.create({ model: 'fleet', messages: ask('quick') });
+      expect(slow.state.chatRequests).toBe(slowServed);
+    } finally {
+      slow.resetBehaviour();
+      release.now = true;
+      await Promise.all(held);
+    }
+    expect(await eventually(() => slow.state.openRequests === 0, 1000)).toBe(true);
+  });
+
+  it('ejects a killed replica, moves its traffic without client errors, and takes it back once it recovers', async () => {
+    const [, killed] = replicas;
+    await killed.refuseConnections();
+    const before = served();
+    for (let round = 0; round < 6; round += 1) {
+      const completion = await client.chat.completions.create({ model: 'fleet', messages: ask(`round ${round}`) });
+      expect(completion.choices[0].message.content).toBe(`round ${round}`);
+    }
+    const during = served();
+    expect(during[1]).toBe(before[1]);
+    expect(during[0] - before[0] + during[2] - before[2]).toBe(6);
+    expect(engine().replicaStates()[1].healthy).toBe(false);
+    expect(engine().isReady()).toBe(true);
+
+    await killed.acceptConnections();
+    expect(await eventually(() => engine().replicaStates()[1].healthy, 3000)).toBe(true);
+    for (let round = 0; round < 6; round += 1) await client.chat.completions.create({ model: 'fleet', messages: ask('back') });
+    expect(served()[1]).toBeGreaterThanOrEqual(during[1] + 1);
+  });
+
+  it('does not retry once the engine emitted output: a mid-stream drop reaches the client', async () => {
+    const before = served().reduce((sum, count) => sum + count, 0);
+    const exchange = await postSse(`${gateway.url}/v1/chat/completions`, { model: 'fleet-drop', messages: ask('x y z'), stream: true });
+    expect(contentOf(exchange)).toBe('x');
+    expect(errorOf(exchange)).toMatchObject({ type: 'upstream_error' });
+    expect(served().reduce((sum, count) => sum + count, 0)).toBe(before + 1);
+  });
+});
