@@ -10,7 +10,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
+import { LlamaModelConfig, ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
 
 export class ServerConfig {
   @IsString()
@@ -65,7 +65,13 @@ export class GatewayConfig {
   @ValidateNested({ each: true })
   @Type(() => ModelConfigBase, {
     keepDiscriminatorProperty: true,
-    discriminator: { property: 'engine', subTypes: [{ value: StubModelConfig, name: 'stub' }] },
+    discriminator: {
+      property: 'engine',
+      subTypes: [
+        { value: StubModelConfig, name: 'stub' },
+        { value: LlamaModelConfig, name: 'llama' },
+      ],
+    },
   })
   models: ModelConfig[] = [defaultStubModel()];
 }

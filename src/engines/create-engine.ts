@@ -10,11 +10,15 @@ export async function createEngine(model: ModelConfig): Promise<InferenceEngine>
   switch (model.engine) {
     case 'stub':
       return new StubEngine(model);
+    case 'llama': {
+      const { LlamaEngine } = await import('./llama/llama-engine.js');
+      return LlamaEngine.load(model);
+    }
     default:
-      return assertNever(model.engine);
+      return assertNever(model);
   }
 }
 
-function assertNever(kind: never): never {
-  throw new Error(`Unknown engine kind: ${String(kind)}`);
+function assertNever(model: never): never {
+  throw new Error(`Unknown engine kind: ${String((model as { engine?: unknown }).engine)}`);
 }
