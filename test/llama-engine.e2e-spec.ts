@@ -28,6 +28,7 @@ beforeAll(async () => {
     models: [
       { name: 'tiny', engine: 'llama', modelPath, threads: 1, sequences: 2, contextSize: 1024 },
       { name: 'tiny-single', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 4096 },
+      { name: 'tiny-prefill', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 4096, batchSize: 32, gpu: false },
     ],
   });
   client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -133,7 +134,7 @@ describe('the llama engine over Chat Completions', () => {
     expect(await eventually(() => engine.activeGenerations === 0 && engine.idleSequences === 1, 5000)).toBe(true);
 
     const after = engine.stats;
-    expect(after.cancelledWhileDecoding - before.cancelledWhileDecoding).toBe(1);
+    expect(after.cancelledInDecode - before.cancelledInDecode).toBe(1);
     expect(after.decodedAfterCancel - before.decodedAfterCancel).toBeLessThanOrEqual(1);
     expect(after.decodedTokens - before.decodedTokens).toBeLessThan(3000);
 
@@ -152,6 +153,19 @@ describe('the llama engine over Chat Completions', () => {
     expect(timings.cache_n).toBe(promptTokenCount('Talk for a long time') - 1);
     expect(timings.prompt_n).toBe(1);
     expect(engine.stats.decodedTokens - after.decodedTokens).toBe(8);
+  });
+
+  it('stops a long prefill within one batch when the client hangs up', async () => {
+    const engine = engineOf('tiny-prefill');
+    const before = engine.stats;
+    const text = ' hello world'.repeat(1700);
+    expect(promptTokenCount(text)).toBeGreaterThan(3000);
+    // Hang up at the opening frame: it leaves at admission, long before ~100 batches are evaluated.
+    await postSse(chatUrl(), { model: 'tiny-prefill', messages: conversation(text), stream: true, max_tokens: 5 }, { onFrame: () => true });
+    expect(await eventually(() => engine.activeGenerations === 0, 10_000)).toBe(true);
+    const after = engine.stats;
+    expect(after.cancelledInPrefill - before.cancelledInPrefill).toBe(1);
+    expect(after.decodedTokens).toBe(before.decodedTokens);
   });
 });
 

@@ -22,7 +22,12 @@ export class LlamaEngine extends InferenceEngine {
   private readonly pool: SequencePool<LlamaContextSequence>;
   private readonly generations = new Set<LlamaGeneration>();
   private readonly running = new Set<Promise<void>>();
-  private readonly counters: LlamaCounters = { decodedTokens: 0, cancelledWhileDecoding: 0, decodedAfterCancel: 0 };
+  private readonly counters: LlamaCounters = {
+    decodedTokens: 0,
+    cancelledInPrefill: 0,
+    cancelledInDecode: 0,
+    decodedAfterCancel: 0,
+  };
   private closed?: Promise<void>;
 
   private constructor(

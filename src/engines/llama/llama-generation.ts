@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Subscriber } from 'rxjs';
 import type { LlamaContextSequence, Token } from 'node-llama-cpp';
 import { EngineError } from '../../engine/engine-error.js';
-import { makeTimings, type EngineEvent, type FinishReason, type TokenUsage } from '../../engine/engine-event.js';
+import type { EngineEvent, FinishReason } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { RawOutputParser, type OutputDelta } from '../text/raw-output-parser.js';
 import { renderChatPrompt, type ChatPrompt } from './chat-prompt.js';
+import { GenerationMeter } from './generation-meter.js';
 import type { LoadedLlamaModel } from './llama-runtime.js';
 import { toEvaluateOptions } from './sampling-options.js';
 import type { SequencePool } from './sequence-pool.js';
@@ -14,8 +15,10 @@ import { TokenTextDecoder } from './token-text-decoder.js';
 /** Counters the engine keeps across generations (read by tests and, later, metrics). */
 export interface LlamaCounters {
   decodedTokens: number;
-  /** Generations whose decoding a cancel (hang-up, shutdown) stopped. */
-  cancelledWhileDecoding: number;
+  /** Generations a cancel (hang-up, shutdown) stopped between two prompt batches. */
+  cancelledInPrefill: number;
+  /** Generations a cancel stopped between two generated tokens. */
+  cancelledInDecode: number;
   /** Tokens that finished decoding after their generation was cancelled: at most one per cancel. */
   decodedAfterCancel: number;
 }
@@ -29,19 +32,14 @@ export interface LlamaGenerationDeps {
 /**
  * One request on the llama engine: render the prompt, borrow a sequence, reuse the cached prefix,
  * decode token by token through the output parsers, and give the sequence back. `run` never
- * rejects: failures go to the subscriber as EngineErrors. `cancel` makes the loop stop at the next
- * token (the decode step in flight cannot be interrupted), which is what frees the sequence.
+ * rejects: failures go to the subscriber as EngineErrors. `cancel` makes it stop at the next token,
+ * or the next prompt batch during prefill (the native step in flight cannot be interrupted), and
+ * then the sequence is free.
  */
 export class LlamaGeneration {
   private readonly abort = new AbortController();
   private failure?: EngineError;
-  private readonly startedAt = performance.now();
-  private promptTokens = 0;
-  private cachedTokens = 0;
-  private completionTokens = 0;
-  private reasoningTokens = 0;
-  private prefillMs = 0;
-  private firstTokenAt = 0;
+  private readonly meter = new GenerationMeter();
 
   constructor(
     private readonly deps: LlamaGenerationDeps,
@@ -96,11 +94,10 @@ export class LlamaGeneration {
     const { model } = this.deps.loaded;
     const tokens = prompt.tokens;
     // Keep the longest cached prefix, but evaluate at least one token: its logits give the first token.
-    this.cachedTokens = Math.min(sequence.compareContextTokens(tokens).firstDifferentIndex, tokens.length - 1);
-    if (sequence.nextTokenIndex > this.cachedTokens) {
-      await sequence.eraseContextTokenRanges([{ start: this.cachedTokens, end: sequence.nextTokenIndex }]);
+    const cached = Math.min(sequence.compareContextTokens(tokens).firstDifferentIndex, tokens.length - 1);
+    if (sequence.nextTokenIndex > cached) {
+      await sequence.eraseContextTokenRanges([{ start: cached, end: sequence.nextTokenIndex }]);
     }
-    this.promptTokens = tokens.length;
     const maxTokens = Math.min(this.request.sampling.maxTokens ?? Number.POSITIVE_INFINITY, sequence.contextSize - tokens.length);
     const generated: Token[] = [];
     const options = await toEvaluateOptions(this.request.sampling, generated, this.deps.loaded);
@@ -113,32 +110,47 @@ export class LlamaGeneration {
       newCallId: () => `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
     });
 
-    const evaluateStartedAt = performance.now();
-    for await (const token of sequence.evaluate(tokens.slice(this.cachedTokens), options)) {
+    this.meter.startPrompt(tokens.length, cached);
+    const rest = await this.prefill(sequence, tokens.slice(cached));
+    if (rest === undefined) return;
+    for await (const token of sequence.evaluate(rest, options)) {
       this.deps.counters.decodedTokens += 1;
       if (this.abort.signal.aborted) {
         this.deps.counters.decodedAfterCancel += 1;
-        this.deps.counters.cancelledWhileDecoding += 1;
+        this.deps.counters.cancelledInDecode += 1;
         return;
       }
-      if (generated.length === 0) {
-        this.firstTokenAt = performance.now();
-        this.prefillMs = this.firstTokenAt - evaluateStartedAt;
-      }
       generated.push(token);
-      this.completionTokens += 1;
       const step = parser.push(decoder.push(token));
-      if (parser.inReasoning || step.deltas.some((delta) => delta.type === 'reasoning')) this.reasoningTokens += 1;
-      this.emit(this.ack());
+      this.meter.countToken(parser.inReasoning || step.deltas.some((delta) => delta.type === 'reasoning'));
+      this.emit(this.meter.ack());
       for (const delta of step.deltas) this.emit(delta);
       if (step.stop) {
         // A stop string ends the output; the parsers released what they held in this same step.
         return this.finish(parser, step.stop.requested ? step.stop.sequence : undefined);
       }
       if (!this.request.parallelToolCalls && parser.toolCallCount > 0) return this.finish(parser, undefined, this.release(parser, decoder));
-      if (this.completionTokens >= maxTokens) return this.finish(parser, undefined, this.release(parser, decoder), 'length');
+      if (this.meter.completion >= maxTokens) return this.finish(parser, undefined, this.release(parser, decoder), 'length');
     }
     if (!this.abort.signal.aborted) this.finish(parser, undefined, this.release(parser, decoder));
+  }
+
+  /**
+   * Evaluates all but the last batch of the prompt one batch at a time, so that a hang-up during a
+   * long prefill stops it within one batch; returns the tokens left for `evaluate` (at least one,
+   * whose logits give the first token), or undefined when cancelled.
+   */
+  private async prefill(sequence: LlamaContextSequence, pending: Token[]): Promise<Token[] | undefined> {
+    const batchSize = sequence.context.batchSize;
+    let start = 0;
+    for (; pending.length - start > batchSize; start += batchSize) {
+      await sequence.evaluateWithoutGeneratingNewTokens(pending.slice(start, start + batchSize));
+      if (this.abort.signal.aborted) {
+        this.deps.counters.cancelledInPrefill += 1;
+        return undefined;
+      }
+    }
+    return pending.slice(start);
   }
 
   /** What the decoder and the parsers still hold, at the end of the output. */
@@ -151,31 +163,8 @@ export class LlamaGeneration {
   private finish(parser: RawOutputParser, stopSequence?: string, tail: OutputDelta[] = [], reason?: FinishReason): void {
     for (const delta of tail) this.emit(delta);
     const finishReason = reason ?? (parser.toolCallCount > 0 ? 'tool_calls' : 'stop');
-    this.emit({ type: 'done', finishReason, stopSequence, usage: this.usage() });
+    this.emit({ type: 'done', finishReason, stopSequence, usage: this.meter.usage() });
     this.subscriber.complete();
-  }
-
-  private ack(): EngineEvent {
-    return {
-      type: 'ack',
-      usage: this.usage(),
-      timings: makeTimings({
-        promptN: this.promptTokens - this.cachedTokens,
-        promptMs: this.prefillMs,
-        predictedN: this.completionTokens,
-        predictedMs: performance.now() - this.firstTokenAt,
-        cacheN: this.cachedTokens,
-      }),
-    };
-  }
-
-  private usage(): TokenUsage {
-    return {
-      promptTokens: this.promptTokens,
-      completionTokens: this.completionTokens,
-      cachedTokens: this.cachedTokens,
-      reasoningTokens: this.reasoningTokens,
-    };
   }
 
   private emit(event: EngineEvent): void {
