@@ -25,6 +25,7 @@ beforeAll(async () => {
   modelPath = join(dir, 'tiny.gguf');
   writeTinyGguf(modelPath);
   gateway = await startGateway({
+    keepalive: { mode: 'chunks', intervalMs: 50 },
     models: [
       { name: 'tiny', engine: 'llama', modelPath, threads: 1, sequences: 2, contextSize: 1024 },
       { name: 'tiny-single', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 4096 },
@@ -119,6 +120,53 @@ describe('the llama engine over Chat Completions', () => {
     // Run one after the other, one stream's tokens would all come before the other's first.
     expect(second[0]).toBeLessThan(first.at(-1)!);
     expect(first[0]).toBeLessThan(second.at(-1)!);
+  });
+
+  it('keeps requests in the admission queue, with heartbeats, while every sequence is busy', async () => {
+    const admission = gateway.registry.resolve('tiny-single').admission;
+    expect(admission.limits.maxConcurrency).toBe(1);
+    let releaseFirst = false;
+    let queuedAtHeartbeat = -1;
+    const first = postSse(
+      chatUrl(),
+      { model: 'tiny-single', messages: conversation('I hold the only sequence'), stream: true, max_tokens: 3000, seed: 5 },
+      { onFrame: () => releaseFirst },
+    );
+    expect(await eventually(() => admission.running === 1)).toBe(true);
+    const second = await postSse(
+      chatUrl(),
+      { model: 'tiny-single', messages: conversation('I wait my turn'), stream: true, max_tokens: 4, seed: 6 },
+      {
+        onFrame: (frame) => {
+          if (frame.kind === 'event' && frame.data.includes('"delta":{}') && queuedAtHeartbeat === -1) {
+            queuedAtHeartbeat = admission.queued;
+            releaseFirst = true;
+          }
+        },
+      },
+    );
+    await first;
+    expect(queuedAtHeartbeat).toBe(1);
+    const chunks = second.json();
+    const firstOutput = chunks.findIndex((chunk) => chunk.choices?.[0]?.delta?.content);
+    expect(firstOutput).toBeGreaterThan(1);
+    expect(chunks.slice(1, firstOutput).every((chunk) => Object.keys(chunk.choices[0].delta).length === 0)).toBe(true);
+    expect(chunks.find((chunk) => chunk.choices?.[0]?.finish_reason)?.choices[0].finish_reason).toBe('length');
+    expect(await eventually(() => engineOf('tiny-single').activeGenerations === 0)).toBe(true);
+  });
+
+  it('enforces response_format json_schema with a grammar', async () => {
+    const completion = await client.chat.completions.create({
+      model: 'tiny',
+      messages: conversation('Give me JSON'),
+      max_tokens: 40,
+      seed: 11,
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      },
+    });
+    expect(completion.choices[0].message.content).toMatch(/^\{\s*"city"\s*:\s*"/);
   });
 
   it('stops decoding when the client hangs up, and lends the sequence to the next request', async () => {
