@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, type LlamaModel } from 'node-llama-cpp';
+import { getLlama, readGgufFileInfo, type LlamaModel } from 'node-llama-cpp';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeTinyGguf } from '../scripts/tiny-gguf/write-tiny-gguf.js';
+import { buildTinyGguf, writeTinyGguf } from '../scripts/tiny-gguf/write-tiny-gguf.js';
 import type { LlamaEngine } from '../src/engines/llama/llama-engine.js';
 import { renderChatPrompt } from '../src/engines/llama/chat-prompt.js';
 import { generationRequest, userMessage } from './support/requests.js';
@@ -218,6 +218,22 @@ describe('the llama engine over Chat Completions', () => {
 });
 
 describe('the llama engine itself', () => {
+  it('runs on a tiny GGUF v3 written here: llama architecture, byte-fallback vocabulary, ChatML template', async () => {
+    const info = await readGgufFileInfo(modelPath, { readTensorInfo: true });
+    expect(info.version).toBe(3);
+    expect(info.metadata.general.architecture).toBe('llama');
+    const tokenizer = info.metadata.tokenizer;
+    expect(tokenizer.ggml.model).toBe('llama');
+    expect(tokenizer.ggml.tokens.slice(0, 4)).toEqual(['<unk>', '<s>', '</s>', '<0x00>']);
+    expect(tokenizer.ggml.tokens).toContain('<0xFF>');
+    expect(tokenizer.chat_template).toContain('<|im_start|>');
+    expect(info.tensorInfo?.map((tensor) => tensor.name)).toContain('blk.1.ffn_down.weight');
+    const size = statSync(modelPath).size;
+    expect(size).toBeGreaterThan(200_000);
+    expect(size).toBeLessThan(4_000_000);
+    expect(buildTinyGguf().equals(readFileSync(modelPath))).toBe(true);
+  });
+
   it('renders tools and tool results with the model template', () => {
     const engine = engineOf('tiny');
     const request = generationRequest({
