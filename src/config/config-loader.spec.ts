@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from './config-loader.js';
-import { HttpModelConfig, StubModelConfig } from './model-config.js';
+import { HttpModelConfig, LlamaModelConfig, StubModelConfig } from './model-config.js';
 
 function problemsOf(raw: unknown): string[] {
   try {
@@ -57,11 +57,26 @@ describe('configuration', () => {
       /^models\[0\]\.prefilMs: unknown field/,
     );
     expect(problemsOf({ models: [{ name: 'a', engine: 'gpt' }] })).toEqual([
-      'models[0].engine must be one of: stub, http (got "gpt")',
+      'models[0].engine must be one of: stub, http, llama (got "gpt")',
     ]);
     expect(problemsOf({ models: [{ name: 'a', engine: 'stub' }, { name: 'a', engine: 'stub' }] })).toEqual([
       'models must have unique names',
     ]);
+  });
+
+  it('reads llama models with their defaults and checks gpuLayers', () => {
+    const config = parseConfig({ models: [{ name: 'local', engine: 'llama', modelPath: './m.gguf', threads: 1 }] });
+    const model = config.models[0] as LlamaModelConfig;
+    expect(model).toBeInstanceOf(LlamaModelConfig);
+    expect(model).toMatchObject({ modelPath: './m.gguf', contextSize: 4096, sequences: 4, gpuLayers: 'auto', gpu: 'auto', threads: 1 });
+    expect(parseConfig({ models: [{ name: 'cpu', engine: 'llama', modelPath: 'm', gpu: false, gpuLayers: 0 }] }).models[0]).toMatchObject({
+      gpu: false,
+      gpuLayers: 0,
+    });
+    expect(problemsOf({ models: [{ name: 'x', engine: 'llama', modelPath: 'm', gpuLayers: 'most' }] })).toEqual([
+      'models[0].gpuLayers must be "auto" or an integer >= 0',
+    ]);
+    expect(problemsOf({ models: [{ name: 'x', engine: 'llama' }] })).toContain('models[0].modelPath must be a string');
   });
 
   it('loads a YAML file and lets flags override it', () => {

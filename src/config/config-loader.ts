@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
 import { GatewayConfig } from './gateway-config.js';
 
-const ENGINE_KINDS = ['stub', 'http'];
+const ENGINE_KINDS = ['stub', 'http', 'llama'];
 
 /** A configuration that must not start: the message names each field at fault. */
 export class ConfigError extends Error {

@@ -12,7 +12,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { HttpModelConfig, ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
+import { HttpModelConfig, LlamaModelConfig, ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
 
 export class ServerConfig {
   @IsString()
@@ -127,6 +127,7 @@ export class GatewayConfig {
       subTypes: [
         { value: StubModelConfig, name: 'stub' },
         { value: HttpModelConfig, name: 'http' },
+        { value: LlamaModelConfig, name: 'llama' },
       ],
     },
   })

@@ -40,6 +40,14 @@ export abstract class InferenceEngine {
     return {};
   }
 
+  /**
+   * Requests the engine can work on at once, used as the admission limit when the model's config
+   * sets no `maxConcurrency` (the llama engine: its context sequences). Unlimited by default.
+   */
+  get defaultMaxConcurrency(): number {
+    return Number.POSITIVE_INFINITY;
+  }
+
   /** Releases what the engine holds (models, sockets); awaited at shutdown. */
   async close(): Promise<void> {}
 }

@@ -13,6 +13,10 @@ export async function createEngine(model: ModelConfig): Promise<InferenceEngine>
       return new StubEngine(model);
     case 'http':
       return new HttpEngine(model);
+    case 'llama': {
+      const { LlamaEngine } = await import('./llama/llama-engine.js');
+      return LlamaEngine.load(model);
+    }
     default:
       return assertNever(model);
   }

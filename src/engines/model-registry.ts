@@ -19,7 +19,7 @@ export class ModelRegistry {
   constructor(models: Array<{ config: ModelConfig; engine: InferenceEngine }>) {
     for (const { config, engine } of models) {
       const admission = new AdmissionQueue({
-        maxConcurrency: config.maxConcurrency ?? Number.POSITIVE_INFINITY,
+        maxConcurrency: config.maxConcurrency ?? engine.defaultMaxConcurrency,
         maxQueue: config.maxQueue ?? DEFAULT_MAX_QUEUE,
         queueTimeoutMs: config.queueTimeoutMs,
       });
