@@ -45,9 +45,11 @@ export function planAnswer(body: ChatBody, behaviour: MockBehaviour, callId: str
 
   const lastUser = [...messages].reverse().find((message) => message.role === 'user');
   const text = textOf(lastUser?.content).trim();
+  // One word past max_tokens is enough to finish with `length`; `tokens` may be huge (benchmarks).
+  const wanted = Math.min(behaviour.tokens ?? 0, (body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY) + 1);
   const answer =
     behaviour.tokens !== undefined
-      ? Array.from({ length: behaviour.tokens }, (_, index) => (index === 0 ? behaviour.word : ` ${behaviour.word}`))
+      ? Array.from({ length: wanted }, (_, index) => (index === 0 ? behaviour.word : ` ${behaviour.word}`))
       : words(text.length > 0 ? text : EMPTY_PROMPT_ANSWER);
 
   const steps: MockStep[] = [...reasoning];

@@ -68,7 +68,8 @@ export async function answerJson(context: MockJsonContext): Promise<void> {
 
 /** vLLM's error body: `code` is the HTTP status as an integer (protocols.md §1.7). */
 export function mockError(status: number, message = 'The mock upstream was told to fail.') {
-  return { error: { message, type: status < 500 ? 'BadRequestError' : 'InternalServerError', param: null, code: status } };
+  const type = status === 404 ? 'NotFoundError' : status < 500 ? 'BadRequestError' : 'InternalServerError';
+  return { error: { message, type, param: null, code: status } };
 }
 
 export function sendJson(response: ServerResponse, status: number, body: unknown): void {
