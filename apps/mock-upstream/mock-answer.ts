@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { MockBehaviour } from './mock-behaviour.js';
 
 /** One chunk's worth of output. */
@@ -14,6 +15,20 @@ export interface MockAnswer {
   stopReason: string | null;
   promptTokens: number;
   reasoningTokens: number;
+}
+
+/** One request being answered: where to, what, and how. */
+export interface MockReplyContext {
+  response: ServerResponse;
+  answer: MockAnswer;
+  behaviour: MockBehaviour;
+  id: string;
+  created: number;
+  model: string;
+  /** Aborted when the client goes away: every wait ends at once. */
+  signal: AbortSignal;
+  /** Called when prefill ends and decoding begins (for the running/waiting gauges). */
+  onDecoding: () => void;
 }
 
 export const EMPTY_PROMPT_ANSWER = 'Hello from the mock upstream';

@@ -1,21 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MockAnswer } from './mock-answer.js';
-import type { MockBehaviour } from './mock-behaviour.js';
-
-export interface MockJsonContext {
-  response: ServerResponse;
-  answer: MockAnswer;
-  behaviour: MockBehaviour;
-  id: string;
-  created: number;
-  model: string;
-  signal: AbortSignal;
-  onDecoding: () => void;
-}
+import type { MockReplyContext } from './mock-answer.js';
 
 /** A non-streaming `chat.completion`, after the time the stream would have taken; failures injected. */
-export async function answerJson(context: MockJsonContext): Promise<void> {
+export async function answerJson(context: MockReplyContext): Promise<void> {
   const { response, answer, behaviour, signal } = context;
   await sleep(behaviour.prefillMs, undefined, { signal });
   context.onDecoding();
