@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { MockBehaviour } from './mock-behaviour.js';
 
 /** One chunk's worth of output. */
@@ -14,6 +15,20 @@ export interface MockAnswer {
   stopReason: string | null;
   promptTokens: number;
   reasoningTokens: number;
+}
+
+/** One request being answered: where to, what, and how. */
+export interface MockReplyContext {
+  response: ServerResponse;
+  answer: MockAnswer;
+  behaviour: MockBehaviour;
+  id: string;
+  created: number;
+  model: string;
+  /** Aborted when the client goes away: every wait ends at once. */
+  signal: AbortSignal;
+  /** Called when prefill ends and decoding begins (for the running/waiting gauges). */
+  onDecoding: () => void;
 }
 
 export const EMPTY_PROMPT_ANSWER = 'Hello from the mock upstream';
@@ -45,9 +60,11 @@ export function planAnswer(body: ChatBody, behaviour: MockBehaviour, callId: str
 
   const lastUser = [...messages].reverse().find((message) => message.role === 'user');
   const text = textOf(lastUser?.content).trim();
+  // One word past max_tokens is enough to finish with `length`; `tokens` may be huge (benchmarks).
+  const wanted = Math.min(behaviour.tokens ?? 0, (body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY) + 1);
   const answer =
     behaviour.tokens !== undefined
-      ? Array.from({ length: behaviour.tokens }, (_, index) => (index === 0 ? behaviour.word : ` ${behaviour.word}`))
+      ? Array.from({ length: wanted }, (_, index) => (index === 0 ? behaviour.word : ` ${behaviour.word}`))
       : words(text.length > 0 ? text : EMPTY_PROMPT_ANSWER);
 
   const steps: MockStep[] = [...reasoning];

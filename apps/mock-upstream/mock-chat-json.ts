@@ -1,21 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MockAnswer } from './mock-answer.js';
-import type { MockBehaviour } from './mock-behaviour.js';
-
-export interface MockJsonContext {
-  response: ServerResponse;
-  answer: MockAnswer;
-  behaviour: MockBehaviour;
-  id: string;
-  created: number;
-  model: string;
-  signal: AbortSignal;
-  onDecoding: () => void;
-}
+import type { MockReplyContext } from './mock-answer.js';
 
 /** A non-streaming `chat.completion`, after the time the stream would have taken; failures injected. */
-export async function answerJson(context: MockJsonContext): Promise<void> {
+export async function answerJson(context: MockReplyContext): Promise<void> {
   const { response, answer, behaviour, signal } = context;
   await sleep(behaviour.prefillMs, undefined, { signal });
   context.onDecoding();
@@ -68,7 +56,8 @@ export async function answerJson(context: MockJsonContext): Promise<void> {
 
 /** vLLM's error body: `code` is the HTTP status as an integer (protocols.md §1.7). */
 export function mockError(status: number, message = 'The mock upstream was told to fail.') {
-  return { error: { message, type: status < 500 ? 'BadRequestError' : 'InternalServerError', param: null, code: status } };
+  const type = status === 404 ? 'NotFoundError' : status < 500 ? 'BadRequestError' : 'InternalServerError';
+  return { error: { message, type, param: null, code: status } };
 }
 
 export function sendJson(response: ServerResponse, status: number, body: unknown): void {

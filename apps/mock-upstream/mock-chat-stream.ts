@@ -1,22 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MockAnswer, MockStep } from './mock-answer.js';
+import type { MockReplyContext, MockStep } from './mock-answer.js';
 import type { MockBehaviour } from './mock-behaviour.js';
 
-export interface MockStreamContext {
-  response: ServerResponse;
-  answer: MockAnswer;
-  behaviour: MockBehaviour;
-  id: string;
-  created: number;
-  model: string;
+export interface MockStreamContext extends MockReplyContext {
   includeUsage: boolean;
   /** vLLM's continuous_usage_stats: usage on every chunk (only together with include_usage). */
   continuousUsage: boolean;
-  /** Aborted when the client goes away: every wait ends at once. */
-  signal: AbortSignal;
-  /** Called when prefill ends and decoding begins (for the running/waiting gauges). */
-  onDecoding: () => void;
 }
 
 /**

@@ -43,7 +43,9 @@ export class HttpEngine extends InferenceEngine {
     if (config.healthCheckIntervalMs > 0) {
       const targets = this.pool.replicas.map((replica) => ({ replica, connection: this.connections.get(replica)! }));
       this.healthChecker = new HealthChecker(this.pool, targets, config.healthCheckIntervalMs, config.healthCheckTimeoutMs, (replica, passed) =>
-        this.logger.warn(`Model '${config.name}': replica ${replica.url} ${passed ? 'passes' : 'fails'} its health check.`),
+        passed
+          ? this.logger.log(`Model '${config.name}': replica ${replica.url} passes its health check again.`)
+          : this.logger.warn(`Model '${config.name}': replica ${replica.url} fails its health check.`),
       );
       this.healthChecker.start();
     }
