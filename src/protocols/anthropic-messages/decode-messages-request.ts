@@ -1,5 +1,5 @@
 import type { ChatMessage, ContentPart, GenerationRequest, ToolCall, ToolChoice } from '../../engine/generation-request.js';
-import { GatewayError } from '../../errors/gateway-error.js';
+import { checkToolChoice } from '../tool-choice.js';
 import type { AnthropicBlock, AnthropicTextBlock } from './anthropic-content.js';
 import type { AnthropicMessageDto, AnthropicPromptDto, MessagesRequestDto } from './messages-request.dto.js';
 
@@ -89,24 +89,16 @@ function joinText(blocks: readonly AnthropicBlock[] | readonly AnthropicTextBloc
 
 function decodeToolChoice(body: AnthropicPromptDto, toolNames: string[]): ToolChoice {
   const choice = body.tool_choice;
-  if (choice === undefined) return toolNames.length > 0 ? 'auto' : 'none';
-  switch (choice.type) {
+  const param = choice?.type === 'tool' ? 'tool_choice.name' : 'tool_choice';
+  switch (choice?.type) {
+    case undefined:
+      return checkToolChoice(undefined, toolNames, param);
     case 'auto':
     case 'none':
       return choice.type;
     case 'any':
+      return checkToolChoice('required', toolNames, param);
     case 'tool':
-      if (toolNames.length === 0) {
-        throw new GatewayError('invalid_request', `tool_choice.type '${choice.type}' requires tools, but none were given`, {
-          param: 'tool_choice',
-        });
-      }
-      if (choice.type === 'any') return 'required';
-      if (!toolNames.includes(choice.name!)) {
-        throw new GatewayError('invalid_request', `tool_choice names '${choice.name}', which is not among the tools`, {
-          param: 'tool_choice.name',
-        });
-      }
-      return { name: choice.name! };
+      return checkToolChoice({ name: choice.name! }, toolNames, param);
   }
 }

@@ -3,9 +3,9 @@ import type {
   ContentPart,
   GenerationRequest,
   ResponseFormat,
-  ToolChoice,
 } from '../../engine/generation-request.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { checkToolChoice } from '../tool-choice.js';
 import type { ChatCompletionRequestDto, ChatContentPart, ChatMessageDto } from './chat-request.dto.js';
 
 /** A validated Chat Completions request to the neutral GenerationRequest. */
@@ -20,7 +20,11 @@ export function decodeChatRequest(body: ChatCompletionRequestDto): GenerationReq
     model: body.model,
     messages: body.messages.map(decodeMessage),
     tools,
-    toolChoice: decodeToolChoice(body, tools.map((tool) => tool.name)),
+    toolChoice: checkToolChoice(
+      typeof body.tool_choice === 'object' ? { name: body.tool_choice.function.name } : body.tool_choice,
+      tools.map((tool) => tool.name),
+      'tool_choice',
+    ),
     parallelToolCalls: body.parallel_tool_calls ?? true,
     sampling: {
       maxTokens: body.max_completion_tokens ?? body.max_tokens,
@@ -78,22 +82,6 @@ function toParts(content: string | ChatContentPart[] | null | undefined): Conten
     if (part.type === 'image_url') return [{ type: 'image', url: part.image_url.url }];
     return [];
   });
-}
-
-function decodeToolChoice(body: ChatCompletionRequestDto, toolNames: string[]): ToolChoice {
-  const choice = body.tool_choice;
-  if (choice === undefined) return toolNames.length > 0 ? 'auto' : 'none';
-  if (choice === 'none' || choice === 'auto') return choice;
-  if (toolNames.length === 0) {
-    throw new GatewayError('invalid_request', 'tool_choice requires a tool, but no tools were given', { param: 'tool_choice' });
-  }
-  if (choice === 'required') return choice;
-  if (!toolNames.includes(choice.function.name)) {
-    throw new GatewayError('invalid_request', `tool_choice names '${choice.function.name}', which is not among the tools`, {
-      param: 'tool_choice',
-    });
-  }
-  return { name: choice.function.name };
 }
 
 function decodeResponseFormat(body: ChatCompletionRequestDto): ResponseFormat | undefined {

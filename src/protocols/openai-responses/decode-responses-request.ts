@@ -1,5 +1,6 @@
-import type { AssistantMessage, ChatMessage, ContentPart, GenerationRequest, ResponseFormat, ToolChoice } from '../../engine/generation-request.js';
+import type { AssistantMessage, ChatMessage, ContentPart, GenerationRequest, ResponseFormat } from '../../engine/generation-request.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { checkToolChoice } from '../tool-choice.js';
 import type { ResponsesContentPart, ResponsesInputItem } from './responses-input.js';
 import type { ResponsesRequestDto } from './responses-request.dto.js';
 
@@ -25,7 +26,7 @@ export function decodeResponsesRequest(body: ResponsesRequestDto): GenerationReq
     model: body.model,
     messages,
     tools,
-    toolChoice: decodeToolChoice(body, tools.map((tool) => tool.name)),
+    toolChoice: checkToolChoice(body.tool_choice, tools.map((tool) => tool.name), 'tool_choice'),
     parallelToolCalls: body.parallel_tool_calls ?? true,
     sampling: {
       maxTokens: body.max_output_tokens,
@@ -105,20 +106,6 @@ function toParts(content: string | ResponsesContentPart[]): ContentPart[] {
     if (part.type === 'input_image' && part.image_url) return [{ type: 'image', url: part.image_url }];
     return [];
   });
-}
-
-function decodeToolChoice(body: ResponsesRequestDto, toolNames: string[]): ToolChoice {
-  const choice = body.tool_choice;
-  if (choice === undefined) return toolNames.length > 0 ? 'auto' : 'none';
-  if (choice === 'none' || choice === 'auto') return choice;
-  if (toolNames.length === 0) {
-    throw new GatewayError('invalid_request', 'tool_choice requires a tool, but no tools were given', { param: 'tool_choice' });
-  }
-  if (choice === 'required') return choice;
-  if (!toolNames.includes(choice.name)) {
-    throw new GatewayError('invalid_request', `tool_choice names '${choice.name}', which is not among the tools`, { param: 'tool_choice' });
-  }
-  return { name: choice.name };
 }
 
 function decodeFormat(body: ResponsesRequestDto): ResponseFormat | undefined {
