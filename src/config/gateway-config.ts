@@ -5,11 +5,13 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsOptional,
   IsString,
   Max,
   Min,
   ValidateNested,
 } from 'class-validator';
+import { AuthConfig } from './auth-config.js';
 import { ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
 
 export class ServerConfig {
@@ -25,6 +27,48 @@ export class ServerConfig {
   @IsInt()
   @Min(1024)
   bodyLimitBytes: number = 8 * 1024 * 1024;
+
+  /** Frames a stream may hold for a client that does not read; past it the client is dropped. */
+  @IsInt()
+  @Min(4096)
+  maxBufferedBytesPerStream: number = 4 * 1024 * 1024;
+
+  /** How long an idle keep-alive connection stays open; above common load balancers' 60 s. */
+  @IsInt()
+  @Min(0)
+  keepAliveTimeoutMs: number = 65_000;
+
+  /** Time allowed to receive a request's headers. */
+  @IsInt()
+  @Min(1)
+  headersTimeoutMs: number = 60_000;
+
+  /** Time allowed for a whole request and its response; 0 (the default) never cuts a long stream. */
+  @IsInt()
+  @Min(0)
+  requestTimeoutMs: number = 0;
+}
+
+/** Limits on what a request may ask for, checked before its stream opens. */
+export class LimitsConfig {
+  /** Messages a conversation may hold (system and tool messages included); unlimited by default. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxMessages?: number;
+
+  /** Nesting depth of a JSON body (objects and arrays); deeper bodies get 400 before validation. */
+  @IsInt()
+  @Min(8)
+  @Max(10_000)
+  maxJsonDepth: number = 64;
+}
+
+export class ShutdownConfig {
+  /** On SIGTERM, how long open streams may run on before they end with the protocol's error. */
+  @IsInt()
+  @Min(0)
+  drainMs: number = 10_000;
 }
 
 export const KEEPALIVE_MODES = ['chunks', 'comments', 'off'] as const;
@@ -40,12 +84,6 @@ export class KeepaliveConfig {
   intervalMs: number = 15_000;
 }
 
-export class AuthConfig {
-  @IsArray()
-  @IsString({ each: true })
-  apiKeys: string[] = [];
-}
-
 /** The whole configuration; a YAML file maps onto it key for key. */
 export class GatewayConfig {
   @ValidateNested()
@@ -59,6 +97,14 @@ export class GatewayConfig {
   @ValidateNested()
   @Type(() => AuthConfig)
   auth: AuthConfig = new AuthConfig();
+
+  @ValidateNested()
+  @Type(() => LimitsConfig)
+  limits: LimitsConfig = new LimitsConfig();
+
+  @ValidateNested()
+  @Type(() => ShutdownConfig)
+  shutdown: ShutdownConfig = new ShutdownConfig();
 
   @IsArray()
   @ArrayUnique((model: ModelConfig) => model.name, { message: 'models must have unique names' })

@@ -26,6 +26,15 @@ export abstract class ModelConfigBase {
   @IsInt()
   @Min(1)
   queueTimeoutMs?: number;
+
+  /**
+   * The largest `max_tokens` (`max_completion_tokens`, `max_output_tokens`) a request may ask
+   * for; larger ones get 400, and requests that ask for none get this ceiling.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxTokensLimit?: number;
 }
 
 export const STUB_FAILURE_KINDS = ['overloaded', 'invalid_request', 'upstream', 'internal', 'timeout'] as const;

@@ -21,7 +21,10 @@ export class ChatCompletionsController {
   @Post('completions')
   @HttpCode(200)
   create(@Body() body: ChatCompletionRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
-    const { events$ } = this.generations.accept(decodeChatRequest(body));
+    const { events$ } = this.generations.accept(decodeChatRequest(body), {
+      maxTokens: body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens',
+      messages: 'messages',
+    });
     const identity = { id: newId('chatcmpl-'), model: body.model, created: unixSeconds() };
     if (!body.stream) {
       return this.responder.json(reply, events$, (result) => toChatCompletion(result, identity), 'openai');

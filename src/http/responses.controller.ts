@@ -22,7 +22,7 @@ export class ResponsesController {
   @Post()
   @HttpCode(200)
   create(@Body() body: ResponsesRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
-    const { events$ } = this.generations.accept(decodeResponsesRequest(body));
+    const { events$ } = this.generations.accept(decodeResponsesRequest(body), { maxTokens: 'max_output_tokens', messages: 'input' });
     const envelope = responseEnvelope(newId('resp_'), unixSeconds(), body);
     if (!body.stream) {
       return this.responder.json(reply, events$, (result) => toResponseBody(result, envelope), 'openai');
