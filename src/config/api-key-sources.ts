@@ -70,8 +70,8 @@ export function resolveApiKeys(
         .split(/\r?\n/)
         .map((line) => line.trim())
         .filter((line) => line.length > 0 && !line.startsWith('#'));
-      if (fromFile.length > 0) keys.push(...fromFile);
-      else problems.push(`${where}: the key file ${source.file} holds no key`);
+      for (const key of fromFile) keys.push(key);
+      if (fromFile.length === 0) problems.push(`${where}: the key file ${source.file} holds no key`);
     }
   });
   return { keys, problems };
