@@ -23,7 +23,10 @@ function createLimitStore(limits: KeyLimitsConfig | undefined): LimitStore {
       return new MemoryLimitStore();
     case 'redis': {
       const logger = new Logger('Gantry');
-      return new RedisLimitStore(limits!.redisUrl!, { onError: (error) => logger.warn(`Redis (auth.limits): ${error.message}`) });
+      return new RedisLimitStore(limits!.redisUrl!, {
+        prefix: limits!.redisKeyPrefix,
+        onError: (error) => logger.warn(`Redis (auth.limits): ${error.message}`),
+      });
     }
   }
 }

@@ -30,6 +30,11 @@ export class KeyLimitsConfig {
   @IsString()
   @Matches(/^rediss?:\/\//, { message: 'redisUrl must be a redis:// or rediss:// URL' })
   redisUrl?: string;
+
+  /** Prefix of every Redis key: gateways that must not share limits use different prefixes. */
+  @IsString()
+  @Matches(/^\S+$/, { message: 'redisKeyPrefix must not be empty or contain spaces' })
+  redisKeyPrefix: string = 'gantry:limits:';
 }
 
 /**

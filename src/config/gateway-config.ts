@@ -57,10 +57,13 @@ export class LimitsConfig {
   @Min(1)
   maxMessages?: number;
 
-  /** Nesting depth of a JSON body (objects and arrays); deeper bodies get 400 before validation. */
+  /**
+   * Nesting depth of a JSON body (objects and arrays); deeper bodies get 400 before validation.
+   * At most 256: validation recurses, and about 1,000 levels exhaust its stack (a 500).
+   */
   @IsInt()
   @Min(8)
-  @Max(10_000)
+  @Max(256)
   maxJsonDepth: number = 64;
 }
 

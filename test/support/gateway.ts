@@ -1,5 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createGateway } from '../../src/bootstrap.js';
+import { createGateway, type GatewayOptions } from '../../src/bootstrap.js';
 import { parseConfig } from '../../src/config/config-loader.js';
 import { ModelRegistry } from '../../src/engines/model-registry.js';
 
@@ -10,11 +10,11 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** Starts a real gateway on a free loopback port from a plain configuration object. */
-export async function startGateway(raw: Record<string, unknown>): Promise<RunningGateway> {
+/** Starts a real gateway on a free loopback port from a plain configuration object (silent unless `options.logger`). */
+export async function startGateway(raw: Record<string, unknown>, options: GatewayOptions = {}): Promise<RunningGateway> {
   const config = parseConfig(raw, 'test');
   config.server.host = '127.0.0.1';
-  const app = await createGateway(config, { logger: false });
+  const app = await createGateway(config, { logger: false, ...options });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address();
   if (typeof address !== 'object' || address === null) throw new Error('gateway did not bind a TCP port');
