@@ -18,7 +18,7 @@ const serverSockets: Socket[] = [];
 beforeAll(async () => {
   gateway = await startGateway({
     keepalive: { mode: 'chunks', intervalMs: 50 },
-    server: { maxBufferedBytesPerStream: SLOW_READER_CAP },
+    server: { maxBufferedBytesPerStream: SLOW_READER_CAP, keepAliveTimeoutMs: 30_000, headersTimeoutMs: 20_000 },
     models: [
       { name: 'crowd', engine: 'stub', prefillMs: 50, tokenIntervalMs: 15, maxConcurrency: 25, maxQueue: 2000 },
       { name: 'fifo', engine: 'stub', tokenIntervalMs: 40, maxConcurrency: 1, maxQueue: 3 },
@@ -242,6 +242,13 @@ describe('a client that stops reading', () => {
     expect(received).not.toContain('[DONE]');
     expect(received.length).toBeLessThan(20 * 1024 * 1024);
   }, 30_000);
+});
+
+describe('HTTP server settings', () => {
+  it('applies the configured timeouts, and never a whole-request timeout by default', () => {
+    const server = gateway.app.getHttpServer();
+    expect([server.keepAliveTimeout, server.headersTimeout, server.requestTimeout]).toEqual([30_000, 20_000, 0]);
+  });
 });
 
 describe('graceful shutdown', () => {
