@@ -10,6 +10,7 @@ import { GantryLogger } from './observability/logging/gantry-logger.js';
 import { requestIdOf } from './observability/logging/request-id.js';
 import type { ObservabilityOptions } from './observability/observability.module.js';
 import { loadPlugins } from './observability/plugins.js';
+import { strictJsonBodyParser } from './http/strict-json-body-parser.js';
 
 export interface GatewayOptions {
   observability?: ObservabilityOptions;
@@ -22,22 +23,26 @@ export interface GatewayOptions {
  * the CLI and by the end-to-end tests alike.
  */
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<NestFastifyApplication> {
+  const { server } = config;
   const adapter = new FastifyAdapter({
-    bodyLimit: config.server.bodyLimitBytes,
+    bodyLimit: server.bodyLimitBytes,
     // Idle keep-alive sockets would otherwise hold app.close() for seconds.
     forceCloseConnections: true,
-    // A long stream is not a slow request: no whole-request timeout.
-    requestTimeout: 0,
-    keepAliveTimeout: 65_000,
+    // 0 by default: a long stream is not a slow request.
+    requestTimeout: server.requestTimeoutMs,
+    keepAliveTimeout: server.keepAliveTimeoutMs,
     genReqId: (request: IncomingMessage) => requestIdOf(request),
   });
   const plugins = [...(await loadPlugins(config.plugins)), ...(options.plugins ?? [])];
   const app = await NestFactory.create<NestFastifyApplication>(
     GatewayModule.forRoot(config, { observability: options.observability, plugins }),
     adapter,
-    { bufferLogs: true },
+    // A failing provider rejects here (the CLI reports it) instead of aborting the process.
+    { bufferLogs: true, abortOnError: false },
   );
   app.useLogger(app.get(GantryLogger));
+  app.getHttpServer().headersTimeout = server.headersTimeoutMs;
+  app.useBodyParser('application/json', { bodyLimit: server.bodyLimitBytes }, strictJsonBodyParser(adapter.getInstance(), config.limits.maxJsonDepth));
   app.useGlobalPipes(requestValidationPipe());
   // Every answer, SSE included (the SSE writer copies these headers), names its request.
   app

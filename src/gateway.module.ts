@@ -1,10 +1,15 @@
 import { type DynamicModule, Module, type Type } from '@nestjs/common';
+import { AuthModule } from './auth/auth.module.js';
 import { GatewayConfig } from './config/gateway-config.js';
 import { EnginesModule } from './engines/engines.module.js';
 import { HttpModule } from './http/http.module.js';
+import { LifecycleModule } from './lifecycle/lifecycle.module.js';
 import { ObservabilityModule, type ObservabilityOptions } from './observability/observability.module.js';
 
-/** The gateway, assembled from a validated configuration, plus any plugin modules. */
+/**
+ * The gateway, assembled from a validated configuration, plus any plugin modules. Guards run in
+ * import order: drain, then auth.
+ */
 @Module({})
 export class GatewayModule {
   static forRoot(
@@ -14,7 +19,14 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       global: true,
-      imports: [EnginesModule, ObservabilityModule.forRoot(config, options.observability), HttpModule, ...(options.plugins ?? [])],
+      imports: [
+        LifecycleModule,
+        AuthModule,
+        EnginesModule,
+        ObservabilityModule.forRoot(config, options.observability),
+        HttpModule,
+        ...(options.plugins ?? []),
+      ],
       providers: [{ provide: GatewayConfig, useValue: config }],
       exports: [GatewayConfig],
     };

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config/config-loader.js';
 import { createGateway } from './bootstrap.js';
+import { endStreamsNow, shutdownGracefully } from './lifecycle/graceful-shutdown.js';
 
 const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--host H]
 
@@ -39,14 +40,22 @@ async function main(): Promise<void> {
   const models = config.models.map((model) => `${model.name} (${model.engine})`).join(', ');
   process.stdout.write(`Gantry listening on ${where} — models: ${models}\n`);
 
+  // The first signal drains (new requests refused, open streams get shutdown.drainMs to finish);
+  // a second one ends the streams still open at once.
+  let stopping = false;
   const shutdown = () => {
-    void app.close().then(
+    if (stopping) return endStreamsNow(app);
+    stopping = true;
+    void shutdownGracefully(app).then(
       () => process.exit(0),
-      () => process.exit(1),
+      (error: unknown) => {
+        process.stderr.write(`Gantry failed to shut down cleanly: ${(error as Error)?.stack ?? String(error)}\n`);
+        process.exit(1);
+      },
     );
   };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
 }
 
 main().catch((error: unknown) => {

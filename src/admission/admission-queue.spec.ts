@@ -1,7 +1,7 @@
 import { NEVER, Subject, VirtualTimeScheduler, defer } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/gateway-error.js';
-import { AdmissionQueue } from './admission-queue.js';
+import { AdmissionQueue, type QueueWait } from './admission-queue.js';
 
 describe('AdmissionQueue', () => {
   it('runs up to maxConcurrency at once and admits the rest in FIFO order', () => {
@@ -77,5 +77,27 @@ describe('AdmissionQueue', () => {
     scheduler.flush();
     expect(failure).toMatchObject({ kind: 'overloaded', code: 'queue_timeout' });
     expect(queue.queued).toBe(0);
+  });
+
+  it("reports each request's queue wait when it ends: admitted, abandoned or timed out", () => {
+    const scheduler = new VirtualTimeScheduler();
+    const queue = new AdmissionQueue({ maxConcurrency: 1, maxQueue: 5, queueTimeoutMs: 500 }, scheduler);
+    const waits: QueueWait[] = [];
+    queue.waits$.subscribe((wait) => waits.push(wait));
+    const holder = new Subject<string>();
+    queue.run(holder).subscribe();
+    const second = queue.run(NEVER).subscribe();
+    const third = queue.run(NEVER).subscribe();
+    queue.run(NEVER).subscribe({ error: () => undefined });
+    scheduler.schedule(() => third.unsubscribe(), 100);
+    scheduler.schedule(() => holder.complete(), 200);
+    scheduler.flush();
+    second.unsubscribe();
+    expect(waits).toEqual([
+      { outcome: 'admitted', waitMs: 0 },
+      { outcome: 'abandoned', waitMs: 100 },
+      { outcome: 'admitted', waitMs: 200 },
+      { outcome: 'timed_out', waitMs: 500 },
+    ]);
   });
 });

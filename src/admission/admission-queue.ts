@@ -1,4 +1,4 @@
-import { Observable, type SchedulerLike, asyncScheduler } from 'rxjs';
+import { Observable, Subject, type SchedulerLike, asyncScheduler } from 'rxjs';
 import { EngineError } from '../engine/engine-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
@@ -9,6 +9,12 @@ export interface AdmissionLimits {
   maxQueue: number;
   /** How long a request may wait before it fails; none when undefined. */
   queueTimeoutMs?: number;
+}
+
+/** How one request's wait in the queue ended; a request admitted at once waited 0 ms. */
+export interface QueueWait {
+  outcome: 'admitted' | 'abandoned' | 'timed_out';
+  waitMs: number;
 }
 
 interface Waiter {
@@ -24,6 +30,13 @@ interface Waiter {
 export class AdmissionQueue {
   private runningCount = 0;
   private readonly waiters: Waiter[] = [];
+  private readonly waitsSubject = new Subject<QueueWait>();
+
+  /**
+   * One record per request that reached `run`, when its wait ends: admitted (its queue time),
+   * abandoned (the client hung up while queued) or timed out. Metrics turn it into a histogram.
+   */
+  readonly waits$: Observable<QueueWait> = this.waitsSubject.asObservable();
 
   constructor(
     readonly limits: AdmissionLimits,
@@ -57,12 +70,16 @@ export class AdmissionQueue {
       let admitted = false;
       let inner: { unsubscribe(): void } | undefined;
       let timeout: { unsubscribe(): void } | undefined;
+      const enqueuedAt = this.scheduler.now();
+      const report = (outcome: QueueWait['outcome']) =>
+        this.waitsSubject.next({ outcome, waitMs: this.scheduler.now() - enqueuedAt });
 
       const waiter: Waiter = {
         admit: () => {
           timeout?.unsubscribe();
           admitted = true;
           this.runningCount += 1;
+          report('admitted');
           onAdmitted?.();
           inner = work$.subscribe(subscriber);
         },
@@ -76,6 +93,7 @@ export class AdmissionQueue {
           const waitedMs = this.limits.queueTimeoutMs;
           timeout = this.scheduler.schedule(() => {
             this.leaveQueue(waiter);
+            report('timed_out');
             subscriber.error(new EngineError('overloaded', `Waited ${waitedMs} ms in the queue without a free slot.`, { code: 'queue_timeout' }));
           }, waitedMs);
         }
@@ -84,7 +102,7 @@ export class AdmissionQueue {
       return () => {
         timeout?.unsubscribe();
         if (!admitted) {
-          this.leaveQueue(waiter);
+          if (this.leaveQueue(waiter)) report('abandoned');
           return;
         }
         inner?.unsubscribe();
@@ -94,9 +112,12 @@ export class AdmissionQueue {
     });
   }
 
-  private leaveQueue(waiter: Waiter): void {
+  /** Removes a waiter; false when it had already left (admitted or timed out). */
+  private leaveQueue(waiter: Waiter): boolean {
     const index = this.waiters.indexOf(waiter);
-    if (index !== -1) this.waiters.splice(index, 1);
+    if (index === -1) return false;
+    this.waiters.splice(index, 1);
+    return true;
   }
 
   private admitNext(): void {

@@ -3,6 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
+import { resolveApiKeys } from './api-key-sources.js';
 import { GatewayConfig } from './gateway-config.js';
 
 const ENGINE_KINDS = ['stub', 'http', 'llama'];
@@ -48,7 +49,7 @@ export function loadConfig(sources: ConfigSources): GatewayConfig {
   return config;
 }
 
-/** Validates a plain object (a parsed YAML document) into a GatewayConfig. */
+/** Validates a plain object (a parsed YAML document) into a GatewayConfig; API key references must resolve. */
 export function parseConfig(raw: unknown, origin = 'config'): GatewayConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ConfigError(origin, ['the top level must be a mapping (server, keepalive, auth, models)']);
@@ -75,5 +76,10 @@ export function parseConfig(raw: unknown, origin = 'config'): GatewayConfig {
       flattenValidationErrors(errors).map((problem) => problem.message),
     );
   }
+  const problems = resolveApiKeys(config.auth.apiKeys).problems;
+  if (config.auth.limits !== undefined && config.auth.apiKeys.length === 0) {
+    problems.push('auth.limits applies per API key: set auth.apiKeys too');
+  }
+  if (problems.length > 0) throw new ConfigError(origin, problems);
   return config;
 }

@@ -6,12 +6,14 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
+  IsOptional,
   IsString,
   IsUrl,
   Max,
   Min,
   ValidateNested,
 } from 'class-validator';
+import { AuthConfig } from './auth-config.js';
 import { HttpModelConfig, LlamaModelConfig, ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
 
 export class ServerConfig {
@@ -27,6 +29,51 @@ export class ServerConfig {
   @IsInt()
   @Min(1024)
   bodyLimitBytes: number = 8 * 1024 * 1024;
+
+  /** Frames a stream may hold for a client that does not read; past it the client is dropped. */
+  @IsInt()
+  @Min(4096)
+  maxBufferedBytesPerStream: number = 4 * 1024 * 1024;
+
+  /** How long an idle keep-alive connection stays open; above common load balancers' 60 s. */
+  @IsInt()
+  @Min(0)
+  keepAliveTimeoutMs: number = 65_000;
+
+  /** Time allowed to receive a request's headers. */
+  @IsInt()
+  @Min(1)
+  headersTimeoutMs: number = 60_000;
+
+  /** Time allowed for a whole request and its response; 0 (the default) never cuts a long stream. */
+  @IsInt()
+  @Min(0)
+  requestTimeoutMs: number = 0;
+}
+
+/** Limits on what a request may ask for, checked before its stream opens. */
+export class LimitsConfig {
+  /** Messages a conversation may hold (system and tool messages included); unlimited by default. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxMessages?: number;
+
+  /**
+   * Nesting depth of a JSON body (objects and arrays); deeper bodies get 400 before validation.
+   * At most 256: validation recurses, and about 1,000 levels exhaust its stack (a 500).
+   */
+  @IsInt()
+  @Min(8)
+  @Max(256)
+  maxJsonDepth: number = 64;
+}
+
+export class ShutdownConfig {
+  /** On SIGTERM, how long open streams may run on before they end with the protocol's error. */
+  @IsInt()
+  @Min(0)
+  drainMs: number = 10_000;
 }
 
 export const KEEPALIVE_MODES = ['chunks', 'comments', 'off'] as const;
@@ -40,12 +87,6 @@ export class KeepaliveConfig {
   @IsInt()
   @Min(10)
   intervalMs: number = 15_000;
-}
-
-export class AuthConfig {
-  @IsArray()
-  @IsString({ each: true })
-  apiKeys: string[] = [];
 }
 
 export const TRACE_EXPORTERS = ['none', 'console', 'otlp'] as const;
@@ -116,6 +157,14 @@ export class GatewayConfig {
   @IsArray()
   @IsString({ each: true })
   plugins: string[] = [];
+
+  @ValidateNested()
+  @Type(() => LimitsConfig)
+  limits: LimitsConfig = new LimitsConfig();
+
+  @ValidateNested()
+  @Type(() => ShutdownConfig)
+  shutdown: ShutdownConfig = new ShutdownConfig();
 
   @IsArray()
   @ArrayUnique((model: ModelConfig) => model.name, { message: 'models must have unique names' })

@@ -42,6 +42,15 @@ export abstract class ModelConfigBase {
   @IsInt()
   @Min(1)
   queueTimeoutMs?: number;
+
+  /**
+   * The largest `max_tokens` (`max_completion_tokens`, `max_output_tokens`) a request may ask
+   * for; larger ones get 400, and requests that ask for none get this ceiling.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxTokensLimit?: number;
 }
 
 /** The keyword `auto` or an integer >= 0 (`gpuLayers`). */

@@ -14,7 +14,8 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
     for (const text of Object.values(error.constraints ?? {})) {
       problems.push({ path, message: rewriteSubject(text, error.property, path) });
     }
-    problems.push(...flattenValidationErrors(error.children ?? [], path));
+    // A loop, not push(...spread): a body with 100,000 bad items would overflow the call stack.
+    for (const problem of flattenValidationErrors(error.children ?? [], path)) problems.push(problem);
   }
   return problems;
 }

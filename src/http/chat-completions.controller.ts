@@ -23,7 +23,10 @@ export class ChatCompletionsController {
   @HttpCode(200)
   @GenerationApi('chat')
   create(@Body() body: ChatCompletionRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
-    const { events$, telemetry } = this.generations.accept(decodeChatRequest(body), 'chat', body.stream === true, reply.request);
+    const { events$, telemetry } = this.generations.accept(decodeChatRequest(body), 'chat', body.stream === true, reply.request, {
+      maxTokens: body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens',
+      messages: 'messages',
+    });
     const identity = { id: newId('chatcmpl-'), model: body.model, created: unixSeconds() };
     if (!body.stream) {
       return this.responder.json(reply, events$, (result) => toChatCompletion(result, identity), 'openai');

@@ -24,7 +24,10 @@ export class ResponsesController {
   @HttpCode(200)
   @GenerationApi('responses')
   create(@Body() body: ResponsesRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
-    const { events$, telemetry } = this.generations.accept(decodeResponsesRequest(body), 'responses', body.stream === true, reply.request);
+    const { events$, telemetry } = this.generations.accept(decodeResponsesRequest(body), 'responses', body.stream === true, reply.request, {
+      maxTokens: 'max_output_tokens',
+      messages: 'input',
+    });
     const envelope = responseEnvelope(newId('resp_'), unixSeconds(), body);
     if (!body.stream) {
       return this.responder.json(reply, events$, (result) => toResponseBody(result, envelope), 'openai');

@@ -18,6 +18,7 @@ export class SseWriter {
   constructor(
     private readonly response: ServerResponse,
     private readonly maxBufferedBytes: number,
+    private readonly onDrop: () => void = () => undefined,
   ) {
     response.on('drain', () => {
       this.waitingForDrain = false;
@@ -75,5 +76,6 @@ export class SseWriter {
     this.ended = true;
     this.pending = '';
     this.response.destroy();
+    this.onDrop();
   }
 }

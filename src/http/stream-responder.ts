@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { Observable, Subject, type OperatorFunction } from 'rxjs';
 import { GatewayConfig } from '../config/gateway-config.js';
@@ -7,25 +8,35 @@ import { isOutput } from '../engine/engine-event.js';
 import { KEEPALIVE_COMMENT, type SseFrame } from '../protocols/sse/sse-frame.js';
 import type { AcceptedGeneration } from '../generation/generation.service.js';
 import { collectGeneration, type GenerationResult } from '../streaming/collect-generation.js';
+import { LifecycleService } from '../lifecycle/lifecycle.service.js';
 import { heartbeat } from '../streaming/heartbeat.js';
 import { keepalive } from '../streaming/keepalive.js';
 import type { StreamEvent } from '../streaming/stream-event.js';
 import { renderError, type ErrorDialect } from './error-rendering.js';
 import { SseWriter } from './sse-writer.js';
 
-/** Frames buffered for a client that does not read before it is dropped. */
-const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
-
 /**
  * Writes an engine event stream to a Fastify reply, as SSE or as one JSON body.
  *
  * Both return the engine events themselves, so that Nest interceptors wrapping the handler see
  * (and can `tap`) every event of every request; writing is a side effect of that subscription.
- * The stream is torn down, and the engine work cancelled, when the client hangs up.
+ * The stream is torn down, and the engine work cancelled, when the client hangs up. Each exchange
+ * counts as in flight for the LifecycleService until its response closes, and fails with
+ * `unavailable` (in-band, once the stream is open) when a shutdown's drain deadline passes.
  */
 @Injectable()
 export class StreamResponder {
-  constructor(@Inject(GatewayConfig) private readonly config: GatewayConfig) {}
+  private dropped = 0;
+
+  constructor(
+    @Inject(GatewayConfig) private readonly config: GatewayConfig,
+    @Inject(LifecycleService) private readonly lifecycle: LifecycleService,
+  ) {}
+
+  /** Streams dropped because their client stopped reading (`server.maxBufferedBytesPerStream`). */
+  get droppedSlowClients(): number {
+    return this.dropped;
+  }
 
   sse(
     reply: FastifyReply,
@@ -35,7 +46,8 @@ export class StreamResponder {
     return new Observable<EngineEvent>((subscriber) => {
       reply.hijack();
       const response = reply.raw;
-      const writer = new SseWriter(response, MAX_BUFFERED_BYTES);
+      this.trackInFlight(response);
+      const writer = new SseWriter(response, this.config.server.maxBufferedBytesPerStream, () => (this.dropped += 1));
       writer.open(reply.getHeaders() as Record<string, string>);
 
       const input = new Subject<EngineEvent>();
@@ -52,7 +64,8 @@ export class StreamResponder {
         if (!writer.isEnded) subscriber.complete();
       };
       response.once('close', onClose);
-      const sourceSubscription = events$.subscribe({
+      if (response.destroyed) onClose();
+      const sourceSubscription = events$.pipe(this.lifecycle.endAtDrainDeadline()).subscribe({
         next: (event) => {
           input.next(event);
           subscriber.next(event);
@@ -80,6 +93,7 @@ export class StreamResponder {
     dialect: ErrorDialect,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
+      this.trackInFlight(reply.raw);
       const input = new Subject<EngineEvent>();
       const resultSubscription = input.pipe(collectGeneration()).subscribe({
         next: (result) => void reply.status(200).send(toBody(result)),
@@ -90,7 +104,7 @@ export class StreamResponder {
       });
       const onClose = () => subscriber.complete();
       reply.raw.once('close', onClose);
-      const sourceSubscription = events$.subscribe({
+      const sourceSubscription = events$.pipe(this.lifecycle.endAtDrainDeadline()).subscribe({
         next: (event) => {
           input.next(event);
           subscriber.next(event);
@@ -110,6 +124,13 @@ export class StreamResponder {
         resultSubscription.unsubscribe();
       };
     });
+  }
+
+  /** The exchange is in flight until its response closes: finished and handed over, or hung up. */
+  private trackInFlight(response: ServerResponse): void {
+    const leave = this.lifecycle.enter();
+    response.once('close', leave);
+    if (response.destroyed) leave();
   }
 
   /** Encoded frames with the configured keep-alive: protocol heartbeats, SSE comments, or none. */

@@ -20,7 +20,8 @@ const ARGUMENT_FRAGMENTS = 4;
  */
 export function planStubSteps(request: GenerationRequest, reasoning: string | undefined, callPrefix: string): StubStep[] {
   const steps: StubStep[] = [];
-  if (reasoning !== undefined) steps.push(...words(reasoning).map((text) => ({ kind: 'reasoning' as const, text })));
+  // Loops, not push(...spread): a prompt of 200,000 words would overflow the call stack.
+  if (reasoning !== undefined) for (const text of words(reasoning)) steps.push({ kind: 'reasoning', text });
 
   const calls = plannedToolCalls(request);
   if (calls !== undefined) {
@@ -36,7 +37,7 @@ export function planStubSteps(request: GenerationRequest, reasoning: string | un
     return steps;
   }
 
-  steps.push(...words(answerText(request.messages)).map((text) => ({ kind: 'text' as const, text })));
+  for (const text of words(answerText(request.messages))) steps.push({ kind: 'text', text });
   return steps;
 }
 

@@ -28,7 +28,7 @@ export function decodePrompt(body: AnthropicPromptDto): Omit<GenerationRequest, 
   const messages: ChatMessage[] = [];
   const system = typeof body.system === 'string' ? body.system : joinText(body.system ?? []);
   if (system.length > 0) messages.push({ role: 'system', content: system });
-  body.messages.forEach((message) => messages.push(...decodeMessage(message)));
+  for (const message of body.messages) for (const decoded of decodeMessage(message)) messages.push(decoded);
   return {
     model: body.model,
     messages,

@@ -21,7 +21,7 @@ export function decodeResponsesRequest(body: ResponsesRequestDto): GenerationReq
   }));
   const messages: ChatMessage[] = [];
   if (body.instructions) messages.push({ role: 'system', content: body.instructions });
-  messages.push(...decodeInput(body.input));
+  for (const message of decodeInput(body.input)) messages.push(message);
   return {
     model: body.model,
     messages,

@@ -1,0 +1,109 @@
+import type { ExecutionContext } from '@nestjs/common';
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../config/config-loader.js';
+import { ApiKeyGuard, presentedKey } from './api-key.guard.js';
+import { ApiKeyRing } from './api-key-ring.js';
+import { KeyLimiter } from './key-limiter.js';
+import { MemoryLimitStore } from './memory-limit-store.js';
+
+/** A fake raw response: an emitter with the `destroyed` flag the limiter reads. */
+class FakeResponse extends EventEmitter {
+  destroyed = false;
+}
+
+function contextFor(url: string, headers: Record<string, string>, response = new FakeResponse()): ExecutionContext {
+  const http = { getRequest: () => ({ url, headers }), getResponse: () => ({ raw: response }) };
+  return { switchToHttp: () => http } as unknown as ExecutionContext;
+}
+
+function guardFor(auth: Record<string, unknown>): ApiKeyGuard {
+  const config = parseConfig({ auth });
+  const ring = new ApiKeyRing(config.auth.apiKeys as string[]);
+  return new ApiKeyGuard(config, ring, new KeyLimiter(config, new MemoryLimitStore()));
+}
+
+async function refusal(guard: ApiKeyGuard, context: ExecutionContext): Promise<unknown> {
+  return guard.canActivate(context).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+describe('ApiKeyRing', () => {
+  it('identifies an accepted key by a stable id that does not contain it', () => {
+    const ring = new ApiKeyRing(['sk-alpha', 'sk-beta']);
+    const id = ring.identify('sk-beta');
+    expect(id).toMatch(/^key-[0-9a-f]{16}$/);
+    expect(id).toBe(new ApiKeyRing(['sk-beta']).identify('sk-beta'));
+    expect(id).not.toContain('beta');
+    expect(ring.identify('sk-alpha')).not.toBe(id);
+    expect(ring.identify('sk-gamma')).toBeUndefined();
+    expect(ring.identify('')).toBeUndefined();
+    expect(ring.identify('sk-beta ')).toBeUndefined();
+    expect(new ApiKeyRing([]).isOpen).toBe(true);
+  });
+});
+
+describe('presentedKey', () => {
+  it('reads a Bearer token first, then x-api-key', () => {
+    expect(presentedKey({ authorization: 'Bearer sk-1' })).toBe('sk-1');
+    expect(presentedKey({ authorization: 'bearer   sk-1 ' })).toBe('sk-1');
+    expect(presentedKey({ 'x-api-key': 'sk-2' })).toBe('sk-2');
+    expect(presentedKey({ authorization: 'Basic abc', 'x-api-key': 'sk-2' })).toBe('sk-2');
+    expect(presentedKey({ authorization: 'Bearer sk-1', 'x-api-key': 'sk-2' })).toBe('sk-1');
+    expect(presentedKey({ authorization: 'Bearer' })).toBeUndefined();
+    expect(presentedKey({})).toBeUndefined();
+  });
+});
+
+describe('ApiKeyGuard', () => {
+  it('lets everything through when no keys are configured', async () => {
+    await expect(guardFor({}).canActivate(contextFor('/v1/chat/completions', {}))).resolves.toBe(true);
+  });
+
+  it('refuses a missing or wrong key with an authentication error, and accepts a right one', async () => {
+    const guard = guardFor({ apiKeys: ['sk-right'] });
+    expect(await refusal(guard, contextFor('/v1/messages', {}))).toMatchObject({ kind: 'authentication', code: 'missing_api_key' });
+    const wrong = await refusal(guard, contextFor('/v1/messages', { 'x-api-key': 'sk-wrong' }));
+    expect(wrong).toMatchObject({ kind: 'authentication', code: 'invalid_api_key' });
+    expect((wrong as Error).message).not.toContain('sk-wrong');
+    await expect(guard.canActivate(contextFor('/v1/messages', { 'x-api-key': 'sk-right' }))).resolves.toBe(true);
+    await expect(guard.canActivate(contextFor('/v1/responses', { authorization: 'Bearer sk-right' }))).resolves.toBe(true);
+  });
+
+  it('leaves probes and /metrics open unless protectHealth / protectMetrics say otherwise', async () => {
+    const open = guardFor({ apiKeys: ['k'] });
+    for (const url of ['/health', '/ready', '/metrics', '/health?verbose=1']) {
+      await expect(open.canActivate(contextFor(url, {}))).resolves.toBe(true);
+    }
+    const closed = guardFor({ apiKeys: ['k'], protectHealth: true, protectMetrics: true });
+    for (const url of ['/health', '/ready', '/metrics']) {
+      expect(await refusal(closed, contextFor(url, {}))).toMatchObject({ kind: 'authentication' });
+    }
+  });
+
+  it('limits requests per minute per key, with Retry-After', async () => {
+    const guard = guardFor({ apiKeys: ['a', 'b'], limits: { requestsPerMinute: 2 } });
+    await guard.canActivate(contextFor('/v1/responses', { 'x-api-key': 'a' }));
+    await guard.canActivate(contextFor('/v1/responses', { 'x-api-key': 'a' }));
+    const third = await refusal(guard, contextFor('/v1/responses', { 'x-api-key': 'a' }));
+    expect(third).toMatchObject({ kind: 'rate_limited', code: 'rate_limit_exceeded' });
+    expect((third as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThanOrEqual(59);
+    await expect(guard.canActivate(contextFor('/v1/responses', { 'x-api-key': 'b' }))).resolves.toBe(true);
+  });
+
+  it('holds a concurrent slot until the response closes', async () => {
+    const guard = guardFor({ apiKeys: ['a'], limits: { concurrentStreams: 1 } });
+    const first = new FakeResponse();
+    await guard.canActivate(contextFor('/v1/messages', { 'x-api-key': 'a' }, first));
+    expect(await refusal(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).toMatchObject({
+      kind: 'rate_limited',
+      code: 'concurrency_limit_exceeded',
+      retryAfterSeconds: 1,
+    });
+    first.emit('close');
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(guard.canActivate(contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
+  });
+});

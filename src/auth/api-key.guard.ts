@@ -1,0 +1,54 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayConfig } from '../config/gateway-config.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { isMetricsPath, isProbePath, pathOf } from '../http/probe-paths.js';
+import { ApiKeyRing } from './api-key-ring.js';
+import { KeyLimiter } from './key-limiter.js';
+
+/**
+ * Every route needs an accepted API key unless the gateway is open (no `auth.apiKeys`), or the
+ * route is a probe or `/metrics` left open by `auth.protectHealth` / `auth.protectMetrics`.
+ * The key comes as `Authorization: Bearer <key>` (OpenAI SDKs) or `x-api-key: <key>` (Anthropic
+ * SDKs). Refusals are 401s in the client's protocol shape; the key is never logged or echoed.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    @Inject(GatewayConfig) private readonly config: GatewayConfig,
+    @Inject(ApiKeyRing) private readonly ring: ApiKeyRing,
+    @Inject(KeyLimiter) private readonly limiter: KeyLimiter,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (this.ring.isOpen) return true;
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const path = pathOf(request.url);
+    if (isProbePath(path) && !this.config.auth.protectHealth) return true;
+    if (isMetricsPath(path) && !this.config.auth.protectMetrics) return true;
+
+    const presented = presentedKey(request.headers);
+    if (presented === undefined) {
+      throw new GatewayError('authentication', 'Missing API key: send it as `Authorization: Bearer <key>` or `x-api-key: <key>`.', {
+        code: 'missing_api_key',
+      });
+    }
+    const keyId = this.ring.identify(presented);
+    if (keyId === undefined) throw new GatewayError('authentication', 'Invalid API key.', { code: 'invalid_api_key' });
+    await this.limiter.admit(keyId, http.getResponse<FastifyReply>().raw);
+    return true;
+  }
+}
+
+/** The key a request presents: a Bearer token first, else `x-api-key`. */
+export function presentedKey(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string') {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (bearer) return bearer[1];
+  }
+  const apiKey = headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey.trim().length > 0) return apiKey.trim();
+  return undefined;
+}

@@ -1,0 +1,49 @@
+import { Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { resolveApiKeys } from '../config/api-key-sources.js';
+import type { KeyLimitsConfig } from '../config/auth-config.js';
+import { GatewayConfig } from '../config/gateway-config.js';
+import { ApiKeyGuard } from './api-key.guard.js';
+import { ApiKeyRing } from './api-key-ring.js';
+import { KeyLimiter } from './key-limiter.js';
+import { LimitStore } from './limit-store.js';
+import { MemoryLimitStore } from './memory-limit-store.js';
+import { RedisLimitStore } from './redis-limit-store.js';
+
+function createApiKeyRing(config: GatewayConfig): ApiKeyRing {
+  const { keys, problems } = resolveApiKeys(config.auth.apiKeys);
+  if (problems.length > 0) throw new Error(`Cannot load the API keys:\n  - ${problems.join('\n  - ')}`);
+  return new ApiKeyRing(keys);
+}
+
+function createLimitStore(limits: KeyLimitsConfig | undefined): LimitStore {
+  const store = limits?.store ?? 'memory';
+  switch (store) {
+    case 'memory':
+      return new MemoryLimitStore();
+    case 'redis': {
+      const logger = new Logger('Gantry');
+      return new RedisLimitStore(limits!.redisUrl!, {
+        prefix: limits!.redisKeyPrefix,
+        onError: (error) => logger.warn(`Redis (auth.limits): ${error.message}`),
+      });
+    }
+  }
+}
+
+/** API keys and per-key limits, enforced by a global guard on every route. */
+@Module({
+  providers: [
+    { provide: ApiKeyRing, inject: [GatewayConfig], useFactory: createApiKeyRing },
+    { provide: LimitStore, inject: [GatewayConfig], useFactory: (config: GatewayConfig) => createLimitStore(config.auth.limits) },
+    KeyLimiter,
+    { provide: APP_GUARD, useClass: ApiKeyGuard },
+  ],
+})
+export class AuthModule implements OnApplicationShutdown {
+  constructor(@Inject(LimitStore) private readonly store: LimitStore) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.store.close();
+  }
+}

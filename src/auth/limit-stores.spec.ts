@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { LimitStore } from './limit-store.js';
+import { MemoryLimitStore } from './memory-limit-store.js';
+import { RedisLimitStore } from './redis-limit-store.js';
+
+// .ci/run starts a redis-server and always sets this; a developer without Redis may leave it unset.
+const REDIS_URL = process.env.GANTRY_TEST_REDIS_URL;
+if (REDIS_URL === undefined && process.env.CI) {
+  throw new Error('GANTRY_TEST_REDIS_URL must be set in CI (.ci/run starts redis-server and sets it)');
+}
+
+const stores: LimitStore[] = [];
+afterAll(async () => {
+  await Promise.all(stores.map((store) => store.close()));
+});
+
+/** The same contract for both stores; each test uses fresh keys so runs never see each other. */
+function limitStoreContract(makeStore: () => LimitStore) {
+  const store = () => {
+    const made = makeStore();
+    stores.push(made);
+    return made;
+  };
+
+  it('counts hits in a window that opens at the first hit and resets after it', async () => {
+    const limits = store();
+    const key = `rpm:${randomUUID()}`;
+    expect((await limits.hit(key, 300)).count).toBe(1);
+    const second = await limits.hit(key, 300);
+    expect(second.count).toBe(2);
+    expect(second.resetInMs).toBeGreaterThan(0);
+    expect(second.resetInMs).toBeLessThanOrEqual(300);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect((await limits.hit(key, 300)).count).toBe(1);
+  });
+
+  it('hands out at most max slots and takes them back on release', async () => {
+    const limits = store();
+    const key = `streams:${randomUUID()}`;
+    expect(await limits.acquire(key, 2)).toBe(true);
+    expect(await limits.acquire(key, 2)).toBe(true);
+    expect(await limits.acquire(key, 2)).toBe(false);
+    await limits.release(key);
+    expect(await limits.acquire(key, 2)).toBe(true);
+    await limits.release(key);
+    await limits.release(key);
+    // A release too many (a slot whose counter expired meanwhile) must not create credit.
+    await limits.release(key);
+    expect(await limits.acquire(key, 1)).toBe(true);
+    expect(await limits.acquire(key, 1)).toBe(false);
+  });
+
+  it('keeps counts exact under concurrent callers', async () => {
+    const limits = store();
+    const key = `streams:${randomUUID()}`;
+    const results = await Promise.all(Array.from({ length: 50 }, () => limits.acquire(key, 10)));
+    expect(results.filter(Boolean)).toHaveLength(10);
+    const hits = await Promise.all(Array.from({ length: 50 }, () => limits.hit(`rpm:${key}`, 60_000)));
+    expect(hits.map((hit) => hit.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
+  });
+}
+
+describe('MemoryLimitStore', () => {
+  limitStoreContract(() => new MemoryLimitStore());
+});
+
+describe.skipIf(REDIS_URL === undefined)('RedisLimitStore against a real redis-server (GANTRY_TEST_REDIS_URL)', () => {
+  const prefix = `gantry-test:${randomUUID()}:`;
+  limitStoreContract(() => new RedisLimitStore(REDIS_URL!, { prefix }));
+
+  it('shares the counts between replicas (two connections)', async () => {
+    const replicaA = new RedisLimitStore(REDIS_URL!, { prefix });
+    const replicaB = new RedisLimitStore(REDIS_URL!, { prefix });
+    stores.push(replicaA, replicaB);
+    const key = `streams:${randomUUID()}`;
+    expect(await replicaA.acquire(key, 1)).toBe(true);
+    expect(await replicaB.acquire(key, 1)).toBe(false);
+    await replicaA.release(key);
+    expect(await replicaB.acquire(key, 1)).toBe(true);
+    expect((await replicaA.hit(`rpm:${key}`, 60_000)).count).toBe(1);
+    expect((await replicaB.hit(`rpm:${key}`, 60_000)).count).toBe(2);
+  });
+
+  it('fails fast (so the limiter can fail open) when Redis cannot be reached', async () => {
+    const unreachable = new RedisLimitStore('redis://127.0.0.1:1', { commandTimeoutMs: 200 });
+    stores.push(unreachable);
+    const started = Date.now();
+    await expect(unreachable.acquire('streams:x', 1)).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});

@@ -1,0 +1,360 @@
+import { connect } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { QueueWait } from '../../src/admission/admission-queue.js';
+import type { StubEngine } from '../../src/engines/stub/stub-engine.js';
+import { StreamResponder } from '../../src/http/stream-responder.js';
+import { LifecycleService } from '../../src/lifecycle/lifecycle.service.js';
+import { startCli, writeConfig } from '../support/cli-process.js';
+import { eventually, readJson, startGateway, type RunningGateway } from '../support/gateway.js';
+import { postStream, seededRandom, unpooledAgent, type Frame, type StreamOutcome } from '../support/http-stream.js';
+import { CHAT, MESSAGES, PROTOCOLS, RESPONSES, type ProtocolStream } from '../support/protocol-streams.js';
+
+const SLOW_READER_CAP = 256 * 1024;
+
+let gateway: RunningGateway;
+const serverSockets: Socket[] = [];
+
+beforeAll(async () => {
+  gateway = await startGateway({
+    keepalive: { mode: 'chunks', intervalMs: 50 },
+    server: { maxBufferedBytesPerStream: SLOW_READER_CAP, keepAliveTimeoutMs: 30_000, headersTimeoutMs: 20_000 },
+    models: [
+      { name: 'crowd', engine: 'stub', prefillMs: 50, tokenIntervalMs: 15, maxConcurrency: 25, maxQueue: 2000 },
+      { name: 'fifo', engine: 'stub', tokenIntervalMs: 40, maxConcurrency: 1, maxQueue: 3 },
+      { name: 'firehose', engine: 'stub', tokenIntervalMs: 0 },
+    ],
+  });
+  (gateway.app.getHttpServer() as Server).on('connection', (socket: Socket) => serverSockets.push(socket));
+});
+
+afterAll(async () => {
+  await gateway?.close();
+});
+
+const stubOf = (model: string) => gateway.registry.resolve(model).engine as StubEngine;
+const connections = () =>
+  new Promise<number>((resolve, reject) =>
+    (gateway.app.getHttpServer() as Server).getConnections((error, count) => (error ? reject(error) : resolve(count))),
+  );
+
+/** Everything a stream can hold is back to zero: exchanges, admission, engine work, sockets. */
+async function expectAllSettled(model: string): Promise<void> {
+  const admission = gateway.registry.resolve(model).admission;
+  const lifecycle = gateway.app.get(LifecycleService);
+  const settled = () =>
+    lifecycle.inFlight === 0 &&
+    admission.running === 0 &&
+    admission.queued === 0 &&
+    stubOf(model).activeGenerations === 0 &&
+    stubOf(model).pendingTimers === 0;
+  expect(await eventually(settled, 5_000)).toBe(true);
+  let openSockets = await connections();
+  for (let tries = 0; openSockets > 0 && tries < 200; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    openSockets = await connections();
+  }
+  expect(openSockets).toBe(0);
+}
+
+type HangUpPlan = { at: 'opening' } | { at: 'heartbeat' } | { at: 'content'; after: number } | { at: 'never' };
+
+function planHangUp(random: () => number): HangUpPlan {
+  const draw = random();
+  if (draw < 0.12) return { at: 'opening' };
+  if (draw < 0.24) return { at: 'heartbeat' };
+  if (draw < 0.5) return { at: 'content', after: 1 + Math.floor(random() * 5) };
+  return { at: 'never' };
+}
+
+function hangsUpAt(plan: HangUpPlan, protocol: ProtocolStream) {
+  let content = 0;
+  return (frame: Frame, frames: Frame[]): boolean => {
+    if (protocol.isContent(frame)) content += 1;
+    switch (plan.at) {
+      case 'opening':
+        return frames.length === 1;
+      case 'heartbeat':
+        return protocol.isHeartbeat(frame);
+      case 'content':
+        return content >= plan.after;
+      case 'never':
+        return false;
+    }
+  };
+}
+
+/**
+ * A target the crowd runs against: a model, and how to read its engine's state. The stub is the
+ * first; the mock upstream (HTTP engine, injected faults) is meant to be added beside it.
+ */
+interface CrowdTarget {
+  name: string;
+  model: string;
+}
+const CROWD_TARGETS: CrowdTarget[] = [{ name: 'the stub engine', model: 'crowd' }];
+
+describe.each(CROWD_TARGETS)('1,000 concurrent streams against $name, with random hang-ups at every phase', ({ model }) => {
+  it('ends every stream with a valid ending or the client hang-up, and leaks nothing', async () => {
+    const random = seededRandom(7);
+    const agent = unpooledAgent();
+    const lifecycle = gateway.app.get(LifecycleService);
+    const admission = gateway.registry.resolve(model).admission;
+    const waits: QueueWait[] = [];
+    const waitSubscription = admission.waits$.subscribe((wait) => waits.push(wait));
+    let peakInFlight = 0;
+    let peakQueued = 0;
+    const sampler = setInterval(() => {
+      peakInFlight = Math.max(peakInFlight, lifecycle.inFlight);
+      peakQueued = Math.max(peakQueued, admission.queued);
+    }, 5);
+
+    const runs: Array<Promise<{ plan: HangUpPlan; protocol: ProtocolStream; outcome: StreamOutcome; words: string }>> = [];
+    for (let index = 0; index < 1000; index += 1) {
+      const protocol = PROTOCOLS[index % PROTOCOLS.length];
+      const plan = planHangUp(random);
+      const words = Array.from({ length: 8 + Math.floor(random() * 12) }, (_, word) => `s${index}w${word}`).join(' ');
+      runs.push(
+        postStream(gateway.url, protocol.path, protocol.body(model, words), { agent, onFrame: hangsUpAt(plan, protocol), timeoutMs: 60_000 }).then(
+          (outcome) => ({ plan, protocol, outcome, words }),
+        ),
+      );
+      if (index % 100 === 99) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const launchedAt = performance.now();
+    const results = await Promise.all(runs);
+    console.log(`crowd: peak in flight ${peakInFlight}, peak queued ${peakQueued}, ${Math.round(performance.now() - launchedAt)} ms after launch`);
+    clearInterval(sampler);
+    waitSubscription.unsubscribe();
+
+    const problems: string[] = [];
+    for (const [index, { plan, protocol, outcome, words }] of results.entries()) {
+      const where = `stream ${index} (${protocol.api}, hang-up at ${plan.at})`;
+      if (outcome.status !== 200) problems.push(`${where}: status ${outcome.status}`);
+      else if (outcome.end === 'client') continue;
+      else if (outcome.end !== 'server') problems.push(`${where}: ended by ${outcome.end} ${outcome.error ?? ''}`);
+      else if (!protocol.endedWell(outcome.frames)) problems.push(`${where}: no valid ending`);
+      else if (outcome.frames.filter(protocol.isContent).map(protocol.contentOf).join('') !== words) problems.push(`${where}: wrong text`);
+    }
+    expect(problems).toEqual([]);
+
+    const completed = results.filter((result) => result.outcome.end === 'server').length;
+    const hungUp = results.filter((result) => result.outcome.end === 'client');
+    expect(completed).toBeGreaterThan(400);
+    for (const phase of ['opening', 'heartbeat', 'content'] as const) {
+      expect(hungUp.filter((result) => result.plan.at === phase).length).toBeGreaterThan(80);
+    }
+    // Every phase was really exercised: a crowd in flight at once, waits in the queue, hang-ups there.
+    expect(peakInFlight).toBeGreaterThan(500);
+    expect(peakQueued).toBeGreaterThan(100);
+    expect(waits.filter((wait) => wait.outcome === 'abandoned').length).toBeGreaterThan(50);
+    expect(waits.filter((wait) => wait.outcome === 'admitted' && wait.waitMs > 0).length).toBeGreaterThan(100);
+    expect(waits).toHaveLength(1000);
+
+    agent.destroy();
+    await expectAllSettled(model);
+  }, 90_000);
+});
+
+describe('a full queue', () => {
+  it('refuses with 429 (OpenAI) or 529 (Anthropic) and Retry-After, while queued streams get keep-alives and run in FIFO order', async () => {
+    const admission = gateway.registry.resolve('fifo').admission;
+    const agent = unpooledAgent();
+    const release = { holder: false };
+    const holder = postStream(gateway.url, CHAT.path, CHAT.body('fifo', 'holding the only slot'), {
+      agent,
+      onFrame: () => release.holder,
+    });
+    expect(await eventually(() => admission.running === 1)).toBe(true);
+
+    const firstContentOrder: number[] = [];
+    const queued: Array<Promise<StreamOutcome>> = [];
+    for (const [position, protocol] of [CHAT, MESSAGES, RESPONSES].entries()) {
+      queued.push(
+        postStream(gateway.url, protocol.path, protocol.body('fifo', `queued ${position} done`), {
+          agent,
+          onFrame: (frame, frames) => {
+            if (protocol.isContent(frame) && frames.filter(protocol.isContent).length === 1) firstContentOrder.push(position);
+          },
+        }),
+      );
+      expect(await eventually(() => admission.queued === position + 1)).toBe(true);
+    }
+
+    const refused = await Promise.all(
+      [CHAT, MESSAGES, RESPONSES].map((protocol) => postStream(gateway.url, protocol.path, protocol.body('fifo', 'one too many'), { agent })),
+    );
+    expect(refused.map((outcome) => outcome.status)).toEqual([429, 529, 429]);
+    expect(refused.map((outcome) => outcome.headers['retry-after'])).toEqual(['1', '1', '1']);
+    expect(JSON.parse(refused[0].body)).toMatchObject({ error: { type: 'rate_limit_error', code: 'queue_full', param: null } });
+    expect(JSON.parse(refused[1].body)).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    expect(JSON.parse(refused[2].body)).toMatchObject({ error: { type: 'rate_limit_error', code: 'queue_full' } });
+
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    release.holder = true;
+    await holder;
+    const outcomes = await Promise.all(queued);
+    expect(firstContentOrder).toEqual([0, 1, 2]);
+    for (const [position, protocol] of [CHAT, MESSAGES, RESPONSES].entries()) {
+      const frames = outcomes[position].frames;
+      const firstContent = frames.findIndex(protocol.isContent);
+      // Waiting behind a 300 ms hold with 50 ms beats: several keep-alives before any output.
+      expect(frames.slice(0, firstContent).filter(protocol.isHeartbeat).length).toBeGreaterThanOrEqual(4);
+      expect(protocol.endedWell(frames)).toBe(true);
+    }
+    agent.destroy();
+    await expectAllSettled('fifo');
+  });
+});
+
+describe('a client that stops reading', () => {
+  it('is dropped once its stream buffers past maxBufferedBytesPerStream, and the engine work is cancelled', async () => {
+    const responder = gateway.app.get(StreamResponder);
+    const droppedBefore = responder.droppedSlowClients;
+    const words = Array.from({ length: 200_000 }, (_, index) => `w${index}`).join(' ');
+    const payload = Buffer.from(JSON.stringify(CHAT.body('firehose', words)));
+    const socketsBefore = serverSockets.length;
+    const client = connect(Number(new URL(gateway.url).port), '127.0.0.1');
+    await new Promise<void>((resolve) => client.once('connect', resolve));
+    client.pause();
+    client.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: gantry\r\ncontent-type: application/json\r\ncontent-length: ${payload.length}\r\n\r\n`,
+    );
+    client.write(payload);
+
+    // Sample what Gantry holds in user space for this client while it refuses to read.
+    expect(await eventually(() => serverSockets.length > socketsBefore)).toBe(true);
+    const serverSide = serverSockets.at(-1)!;
+    let peakBuffered = 0;
+    const sampler = setInterval(() => (peakBuffered = Math.max(peakBuffered, serverSide.writableLength)), 1);
+    expect(await eventually(() => responder.droppedSlowClients === droppedBefore + 1, 15_000)).toBe(true);
+    clearInterval(sampler);
+    expect(serverSide.destroyed).toBe(true);
+    expect(peakBuffered).toBeLessThanOrEqual(2 * SLOW_READER_CAP);
+    await expectAllSettled('firehose');
+
+    // What reached the client is a cut stream, far from the ~30 MB the whole answer would take.
+    let received = '';
+    client.setEncoding('utf8');
+    client.on('data', (text: string) => (received += text));
+    client.resume();
+    await new Promise((resolve) => client.once('close', resolve));
+    expect(received).not.toContain('[DONE]');
+    expect(received.length).toBeLessThan(20 * 1024 * 1024);
+  }, 30_000);
+});
+
+describe('HTTP server settings', () => {
+  it('applies the configured timeouts, and never a whole-request timeout by default', () => {
+    const server = gateway.app.getHttpServer();
+    expect([server.keepAliveTimeout, server.headersTimeout, server.requestTimeout]).toEqual([30_000, 20_000, 0]);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('answers new requests with 503 in the protocol shape while draining, reports not ready, and keeps /health up', async () => {
+    const draining = await startGateway({ models: [{ name: 'stub', engine: 'stub' }] });
+    try {
+      expect((await fetch(`${draining.url}/ready`)).status).toBe(200);
+      draining.app.get(LifecycleService).beginDrain();
+      const readiness = await fetch(`${draining.url}/ready`);
+      expect(readiness.status).toBe(503);
+      expect(await readJson(readiness)).toMatchObject({ status: 'draining' });
+      const chat = await postStream(draining.url, CHAT.path, CHAT.body('stub', 'too late'));
+      expect(chat.status).toBe(503);
+      expect(chat.headers.connection).toBe('close');
+      expect(chat.headers['retry-after']).toBe('1');
+      expect(JSON.parse(chat.body)).toEqual({
+        error: { message: expect.stringMatching(/shutting down/), type: 'server_error', param: null, code: 'shutting_down' },
+      });
+      const messages = await postStream(draining.url, MESSAGES.path, MESSAGES.body('stub', 'too late'));
+      expect(messages.status).toBe(503);
+      expect(JSON.parse(messages.body)).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+      expect((await fetch(`${draining.url}/health`)).status).toBe(200);
+    } finally {
+      await draining.close();
+    }
+  });
+
+  it('on SIGTERM during 50 open streams: refuses new connections, ends every stream cleanly, exits 0', async () => {
+    const drainMs = 1500;
+    const file = writeConfig(
+      [
+        'keepalive: { mode: chunks, intervalMs: 200 }',
+        `shutdown: { drainMs: ${drainMs} }`,
+        'models:',
+        '  - { name: slow, engine: stub, prefillMs: 50, tokenIntervalMs: 100 }',
+      ].join('\n'),
+    );
+    const cli = startCli(['--config', file, '--port', '0']);
+    try {
+      const url = await cli.listening;
+      const agent = unpooledAgent();
+      let decoding = 0;
+      const streams = Array.from({ length: 50 }, (_, index) => {
+        const protocol = PROTOCOLS[index % PROTOCOLS.length];
+        const short = index < 25;
+        const words = Array.from({ length: short ? 6 : 100 }, (_, word) => `t${index}w${word}`).join(' ');
+        let counted = false;
+        const outcome = postStream(url, protocol.path, protocol.body('slow', words), {
+          agent,
+          onFrame: (frame) => {
+            if (!counted && protocol.isContent(frame)) {
+              counted = true;
+              decoding += 1;
+            }
+          },
+        }).then((result) => ({ result, endedAt: performance.now() }));
+        return { protocol, short, words, outcome };
+      });
+      expect(await eventually(() => decoding === 50, 10_000)).toBe(true);
+
+      const signalledAt = performance.now();
+      cli.child.kill('SIGTERM');
+      const port = Number(new URL(url).port);
+      expect(await connectionRefused(port)).toBe(true);
+
+      const endings = await Promise.all(streams.map((stream) => stream.outcome));
+      const exitCode = await cli.exited;
+      const exitedAfterMs = performance.now() - signalledAt;
+      const problems: string[] = [];
+      for (const [index, { protocol, short, words }] of streams.entries()) {
+        const { result, endedAt } = endings[index];
+        const where = `stream ${index} (${protocol.api}, ${short ? 'short' : 'long'})`;
+        if (result.status !== 200 || result.end !== 'server') {
+          problems.push(`${where}: status ${result.status}, ended by ${result.end} ${result.error ?? ''}`);
+        } else if (short) {
+          if (!protocol.endedWell(result.frames)) problems.push(`${where}: did not finish within the drain`);
+          else if (result.frames.filter(protocol.isContent).map(protocol.contentOf).join('') !== words) problems.push(`${where}: wrong text`);
+        } else {
+          if (!/shutting down/.test(protocol.errorMessage(result.frames) ?? '')) problems.push(`${where}: no shutdown error frame`);
+          if (endedAt - signalledAt < drainMs - 100) problems.push(`${where}: cut before the drain deadline`);
+        }
+      }
+      expect(problems).toEqual([]);
+      expect(exitCode).toBe(0);
+      expect(exitedAfterMs).toBeLessThan(drainMs + 3_000);
+      expect(cli.output().stderr).toBe('');
+    } finally {
+      cli.child.kill('SIGKILL');
+    }
+  }, 30_000);
+});
+
+/** Whether a new TCP connection to the port is refused, retried for up to a second. */
+async function connectionRefused(port: number): Promise<boolean> {
+  const deadline = Date.now() + 1_000;
+  while (Date.now() < deadline) {
+    const outcome = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve('connected');
+      });
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    });
+    if (outcome === 'ECONNREFUSED') return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
