@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockUpstream, type MockUpstream } from '../../apps/mock-upstream/mock-upstream.js';
 import type { QueueWait } from '../../src/admission/admission-queue.js';
 import type { StubEngine } from '../../src/engines/stub/stub-engine.js';
 import { StreamResponder } from '../../src/http/stream-responder.js';
@@ -13,9 +14,23 @@ import { CHAT, MESSAGES, PROTOCOLS, RESPONSES, type ProtocolStream } from '../su
 const SLOW_READER_CAP = 256 * 1024;
 
 let gateway: RunningGateway;
+let upstream: MockUpstream;
 const serverSockets: Socket[] = [];
+const behaving = (behaviour: Record<string, unknown>) => ({ 'x-mock-behaviour': JSON.stringify(behaviour) });
 
 beforeAll(async () => {
+  upstream = await startMockUpstream({ recordLimit: 10 });
+  const viaUpstream = (name: string, behaviour: Record<string, unknown>) => ({
+    name,
+    engine: 'http',
+    upstreams: [upstream.url],
+    headers: behaving({ prefillMs: 50, tokenIntervalMs: 15, ...behaviour }),
+    healthCheckIntervalMs: 0,
+    // Injected faults must not eject the only replica: every stream should meet its own fault.
+    maxFailures: 1_000_000,
+    maxConcurrency: 25,
+    maxQueue: 2000,
+  });
   gateway = await startGateway({
     keepalive: { mode: 'chunks', intervalMs: 50 },
     server: { maxBufferedBytesPerStream: SLOW_READER_CAP, keepAliveTimeoutMs: 30_000, headersTimeoutMs: 20_000 },
@@ -23,6 +38,8 @@ beforeAll(async () => {
       { name: 'crowd', engine: 'stub', prefillMs: 50, tokenIntervalMs: 15, maxConcurrency: 25, maxQueue: 2000 },
       { name: 'fifo', engine: 'stub', tokenIntervalMs: 40, maxConcurrency: 1, maxQueue: 3 },
       { name: 'firehose', engine: 'stub', tokenIntervalMs: 0 },
+      viaUpstream('crowd-http', {}),
+      viaUpstream('crowd-http-dropped', { failure: 'drop', failAfterTokens: 2 }),
     ],
   });
   (gateway.app.getHttpServer() as Server).on('connection', (socket: Socket) => serverSockets.push(socket));
@@ -30,6 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.close();
+  await upstream?.close();
 });
 
 const stubOf = (model: string) => gateway.registry.resolve(model).engine as StubEngine;
@@ -38,16 +56,14 @@ const connections = () =>
     (gateway.app.getHttpServer() as Server).getConnections((error, count) => (error ? reject(error) : resolve(count))),
   );
 
+const stubIdle = (model: string) => () => stubOf(model).activeGenerations === 0 && stubOf(model).pendingTimers === 0;
+
 /** Everything a stream can hold is back to zero: exchanges, admission, engine work, sockets. */
-async function expectAllSettled(model: string): Promise<void> {
-  const admission = gateway.registry.resolve(model).admission;
+async function expectAllSettled(models: string | string[], engineIdle: () => boolean = stubIdle(models as string)): Promise<void> {
+  const admissions = [models].flat().map((model) => gateway.registry.resolve(model).admission);
   const lifecycle = gateway.app.get(LifecycleService);
   const settled = () =>
-    lifecycle.inFlight === 0 &&
-    admission.running === 0 &&
-    admission.queued === 0 &&
-    stubOf(model).activeGenerations === 0 &&
-    stubOf(model).pendingTimers === 0;
+    lifecycle.inFlight === 0 && admissions.every((admission) => admission.running === 0 && admission.queued === 0) && engineIdle();
   expect(await eventually(settled, 5_000)).toBe(true);
   let openSockets = await connections();
   for (let tries = 0; openSockets > 0 && tries < 200; tries += 1) {
@@ -85,38 +101,55 @@ function hangsUpAt(plan: HangUpPlan, protocol: ProtocolStream) {
 }
 
 /**
- * A target the crowd runs against: a model, and how to read its engine's state. The stub is the
- * first; the mock upstream (HTTP engine, injected faults) is meant to be added beside it.
+ * A target the crowd runs against: its models (a faulty one gets a share of the streams, each of
+ * which must end with the protocol's in-band error or the client's hang-up) and how to tell that
+ * its engine holds no more work.
  */
 interface CrowdTarget {
   name: string;
   model: string;
+  faultyModel?: string;
+  engineIdle: () => boolean;
+  /** Streams in flight at once at the peak (the HTTP path costs more CPU per stream to launch). */
+  minPeakInFlight: number;
 }
-const CROWD_TARGETS: CrowdTarget[] = [{ name: 'the stub engine', model: 'crowd' }];
+const CROWD_TARGETS: CrowdTarget[] = [
+  { name: 'the stub engine', model: 'crowd', engineIdle: stubIdle('crowd'), minPeakInFlight: 500 },
+  {
+    name: 'the mock upstream through the HTTP engine, with dropped connections injected',
+    model: 'crowd-http',
+    faultyModel: 'crowd-http-dropped',
+    engineIdle: () => upstream.state.openRequests === 0,
+    minPeakInFlight: 250,
+  },
+];
 
-describe.each(CROWD_TARGETS)('1,000 concurrent streams against $name, with random hang-ups at every phase', ({ model }) => {
+describe.each(CROWD_TARGETS)('1,000 concurrent streams against $name, with random hang-ups at every phase', ({ model, faultyModel, engineIdle, minPeakInFlight }) => {
   it('ends every stream with a valid ending or the client hang-up, and leaks nothing', async () => {
     const random = seededRandom(7);
     const agent = unpooledAgent();
     const lifecycle = gateway.app.get(LifecycleService);
-    const admission = gateway.registry.resolve(model).admission;
+    const models = faultyModel ? [model, faultyModel] : [model];
+    const admissions = models.map((name) => gateway.registry.resolve(name).admission);
     const waits: QueueWait[] = [];
-    const waitSubscription = admission.waits$.subscribe((wait) => waits.push(wait));
+    const waitSubscriptions = admissions.map((admission) => admission.waits$.subscribe((wait) => waits.push(wait)));
     let peakInFlight = 0;
     let peakQueued = 0;
     const sampler = setInterval(() => {
       peakInFlight = Math.max(peakInFlight, lifecycle.inFlight);
-      peakQueued = Math.max(peakQueued, admission.queued);
+      peakQueued = Math.max(peakQueued, admissions.reduce((sum, admission) => sum + admission.queued, 0));
     }, 5);
 
-    const runs: Array<Promise<{ plan: HangUpPlan; protocol: ProtocolStream; outcome: StreamOutcome; words: string }>> = [];
+    const runs: Array<Promise<{ plan: HangUpPlan; protocol: ProtocolStream; outcome: StreamOutcome; words: string; faulty: boolean }>> = [];
     for (let index = 0; index < 1000; index += 1) {
       const protocol = PROTOCOLS[index % PROTOCOLS.length];
       const plan = planHangUp(random);
+      const faulty = faultyModel !== undefined && random() < 0.15;
       const words = Array.from({ length: 8 + Math.floor(random() * 12) }, (_, word) => `s${index}w${word}`).join(' ');
+      const body = protocol.body(faulty ? faultyModel! : model, words);
       runs.push(
-        postStream(gateway.url, protocol.path, protocol.body(model, words), { agent, onFrame: hangsUpAt(plan, protocol), timeoutMs: 60_000 }).then(
-          (outcome) => ({ plan, protocol, outcome, words }),
+        postStream(gateway.url, protocol.path, body, { agent, onFrame: hangsUpAt(plan, protocol), timeoutMs: 60_000 }).then(
+          (outcome) => ({ plan, protocol, outcome, words, faulty }),
         ),
       );
       if (index % 100 === 99) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -125,34 +158,39 @@ describe.each(CROWD_TARGETS)('1,000 concurrent streams against $name, with rando
     const results = await Promise.all(runs);
     console.log(`crowd: peak in flight ${peakInFlight}, peak queued ${peakQueued}, ${Math.round(performance.now() - launchedAt)} ms after launch`);
     clearInterval(sampler);
-    waitSubscription.unsubscribe();
+    waitSubscriptions.forEach((subscription) => subscription.unsubscribe());
 
     const problems: string[] = [];
-    for (const [index, { plan, protocol, outcome, words }] of results.entries()) {
-      const where = `stream ${index} (${protocol.api}, hang-up at ${plan.at})`;
+    for (const [index, { plan, protocol, outcome, words, faulty }] of results.entries()) {
+      const where = `stream ${index} (${protocol.api}, hang-up at ${plan.at}${faulty ? ', faulty' : ''})`;
       if (outcome.status !== 200) problems.push(`${where}: status ${outcome.status}`);
       else if (outcome.end === 'client') continue;
       else if (outcome.end !== 'server') problems.push(`${where}: ended by ${outcome.end} ${outcome.error ?? ''}`);
+      else if (faulty) {
+        if (protocol.errorMessage(outcome.frames) === undefined) problems.push(`${where}: no in-band error ending`);
+      }
       else if (!protocol.endedWell(outcome.frames)) problems.push(`${where}: no valid ending`);
       else if (outcome.frames.filter(protocol.isContent).map(protocol.contentOf).join('') !== words) problems.push(`${where}: wrong text`);
     }
     expect(problems).toEqual([]);
 
-    const completed = results.filter((result) => result.outcome.end === 'server').length;
+    const completed = results.filter((result) => result.outcome.end === 'server' && !result.faulty).length;
     const hungUp = results.filter((result) => result.outcome.end === 'client');
     expect(completed).toBeGreaterThan(400);
     for (const phase of ['opening', 'heartbeat', 'content'] as const) {
       expect(hungUp.filter((result) => result.plan.at === phase).length).toBeGreaterThan(80);
     }
     // Every phase was really exercised: a crowd in flight at once, waits in the queue, hang-ups there.
-    expect(peakInFlight).toBeGreaterThan(500);
+    expect(peakInFlight).toBeGreaterThan(minPeakInFlight);
     expect(peakQueued).toBeGreaterThan(100);
     expect(waits.filter((wait) => wait.outcome === 'abandoned').length).toBeGreaterThan(50);
     expect(waits.filter((wait) => wait.outcome === 'admitted' && wait.waitMs > 0).length).toBeGreaterThan(100);
     expect(waits).toHaveLength(1000);
 
+    if (faultyModel) expect(results.filter((result) => result.faulty && result.outcome.end === 'server').length).toBeGreaterThan(50);
+
     agent.destroy();
-    await expectAllSettled(model);
+    await expectAllSettled(models, engineIdle);
   }, 90_000);
 });
 
