@@ -1,6 +1,6 @@
 import type { DestinationStream } from 'pino';
 import { LoggerModule } from 'nestjs-pino';
-import type { LoggingConfig } from '../../config/gateway-config.js';
+import type { LoggingConfig } from '../../config/observability-config.js';
 import { requestIdOf } from './request-id.js';
 
 /**

@@ -1,0 +1,78 @@
+import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Min } from 'class-validator';
+import { IsStringRecord } from '../string-record.validator.js';
+import { ModelConfigBase } from './model-config-base.js';
+
+/**
+ * A fleet of OpenAI-compatible upstreams (vLLM, SGLang, llama.cpp server, TGI, Ollama) serving one
+ * model. Requests are balanced by least outstanding requests over the healthy replicas.
+ */
+export class HttpModelConfig extends ModelConfigBase {
+  @Equals('http')
+  engine!: 'http';
+
+  /** Base URLs of the replicas, including the API prefix: `http://10.0.0.5:8000/v1`. */
+  @IsArray()
+  @ArrayNotEmpty()
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
+    { each: true, message: 'upstreams must hold http(s) URLs such as http://10.0.0.5:8000/v1' },
+  )
+  upstreams!: string[];
+
+  /** The model name the upstreams know; the gateway's `name` when absent. */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  upstreamModel?: string;
+
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  @IsOptional()
+  @IsString()
+  apiKey?: string;
+
+  /** Extra headers on every upstream request. */
+  @IsOptional()
+  @IsStringRecord()
+  headers?: Record<string, string>;
+
+  /** Ask for vLLM's `continuous_usage_stats` (usage on every chunk); turn off for upstreams that refuse it. */
+  @IsBoolean()
+  continuousUsage: boolean = true;
+
+  @IsInt()
+  @Min(1)
+  connectTimeoutMs: number = 5_000;
+
+  /** Wait for the response headers; some upstreams send them only after prefill. 0: no limit. */
+  @IsInt()
+  @Min(0)
+  headersTimeoutMs: number = 600_000;
+
+  /** Longest silence between two body reads (a long prefill is silent). 0: no limit. */
+  @IsInt()
+  @Min(0)
+  bodyTimeoutMs: number = 600_000;
+
+  /** Period of the active `GET /health` check of each replica. 0: passive checks only. */
+  @IsInt()
+  @Min(0)
+  healthCheckIntervalMs: number = 5_000;
+
+  @IsInt()
+  @Min(1)
+  healthCheckTimeoutMs: number = 2_000;
+
+  /** Consecutive failed requests after which a replica is ejected. */
+  @IsInt()
+  @Min(1)
+  maxFailures: number = 3;
+
+  /** First ejection length; each further ejection doubles it, up to `ejectionMaxMs`. */
+  @IsInt()
+  @Min(1)
+  ejectionBaseMs: number = 1_000;
+
+  @IsInt()
+  @Min(1)
+  ejectionMaxMs: number = 60_000;
+}

@@ -1,0 +1,38 @@
+import { IsInt, IsOptional, IsString, Matches, Min } from 'class-validator';
+
+/** Keys every model entry has, whatever its engine. */
+export abstract class ModelConfigBase {
+  /** The name clients send as `model`. */
+  @IsString()
+  @Matches(/^[\w.:/@-]+$/, { message: 'name may hold only letters, digits and . : / @ _ -' })
+  name!: string;
+
+  abstract engine: string;
+
+  /** Requests running on the engine at once; more wait in the queue. Unlimited by default. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxConcurrency?: number;
+
+  /** Requests allowed to wait for a slot; past it, requests are refused before their stream opens. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  maxQueue?: number;
+
+  /** How long a request may wait in the queue before it fails in-band. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  queueTimeoutMs?: number;
+
+  /**
+   * The largest `max_tokens` (`max_completion_tokens`, `max_output_tokens`) a request may ask
+   * for; larger ones get 400, and requests that ask for none get this ceiling.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxTokensLimit?: number;
+}

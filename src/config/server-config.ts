@@ -1,0 +1,61 @@
+import { IsInt, IsString, Max, Min, IsOptional } from 'class-validator';
+
+export class ServerConfig {
+  @IsString()
+  host: string = '127.0.0.1';
+
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  port: number = 8000;
+
+  /** Largest request body accepted; larger ones get 413. */
+  @IsInt()
+  @Min(1024)
+  bodyLimitBytes: number = 8 * 1024 * 1024;
+
+  /** Frames a stream may hold for a client that does not read; past it the client is dropped. */
+  @IsInt()
+  @Min(4096)
+  maxBufferedBytesPerStream: number = 4 * 1024 * 1024;
+
+  /** How long an idle keep-alive connection stays open; above common load balancers' 60 s. */
+  @IsInt()
+  @Min(0)
+  keepAliveTimeoutMs: number = 65_000;
+
+  /** Time allowed to receive a request's headers. */
+  @IsInt()
+  @Min(1)
+  headersTimeoutMs: number = 60_000;
+
+  /** Time allowed for a whole request and its response; 0 (the default) never cuts a long stream. */
+  @IsInt()
+  @Min(0)
+  requestTimeoutMs: number = 0;
+}
+
+/** Limits on what a request may ask for, checked before its stream opens. */
+export class LimitsConfig {
+  /** Messages a conversation may hold (system and tool messages included); unlimited by default. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxMessages?: number;
+
+  /**
+   * Nesting depth of a JSON body (objects and arrays); deeper bodies get 400 before validation.
+   * At most 256: validation recurses, and about 1,000 levels exhaust its stack (a 500).
+   */
+  @IsInt()
+  @Min(8)
+  @Max(256)
+  maxJsonDepth: number = 64;
+}
+
+export class ShutdownConfig {
+  /** On SIGTERM, how long open streams may run on before they end with the protocol's error. */
+  @IsInt()
+  @Min(0)
+  drainMs: number = 10_000;
+}
