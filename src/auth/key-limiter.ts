@@ -26,7 +26,7 @@ export class KeyLimiter {
     const limits = this.config.auth.limits;
     if (limits === undefined) return;
     if (limits.requestsPerMinute !== undefined) {
-      const window = await this.guarded(() => this.store.hit(`rpm:${keyId}`, MINUTE_MS));
+      const window = await this.guarded(() => this.store.hit(`rpm:${keyId}`, MINUTE_MS), undefined);
       if (window !== undefined && window.count > limits.requestsPerMinute) {
         throw new GatewayError('rate_limited', `This API key is limited to ${limits.requestsPerMinute} requests per minute.`, {
           code: 'rate_limit_exceeded',
@@ -36,35 +36,36 @@ export class KeyLimiter {
     }
     if (limits.concurrentStreams !== undefined) {
       const slotKey = `streams:${keyId}`;
-      const acquired = await this.guarded(() => this.store.acquire(slotKey, limits.concurrentStreams!));
-      if (acquired === false) {
+      // A failed store answers `failed`: the request goes through without a lease.
+      const lease = await this.guarded(() => this.store.acquire(slotKey, limits.concurrentStreams!), 'failed' as const);
+      if (lease === undefined) {
         throw new GatewayError('rate_limited', `This API key is limited to ${limits.concurrentStreams} concurrent requests.`, {
           code: 'concurrency_limit_exceeded',
           retryAfterSeconds: 1,
         });
       }
-      if (acquired === true) this.releaseOnClose(slotKey, response);
+      if (lease !== 'failed') this.releaseOnClose(slotKey, lease, response);
     }
   }
 
-  private releaseOnClose(slotKey: string, response: ServerResponse): void {
+  private releaseOnClose(slotKey: string, lease: string, response: ServerResponse): void {
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
-      void this.guarded(() => this.store.release(slotKey));
+      void this.guarded(() => this.store.release(slotKey, lease), undefined);
     };
     response.once('close', release);
     if (response.destroyed) release();
   }
 
-  /** The store's answer, or undefined (and a warning) when it failed. */
-  private async guarded<T>(operation: () => Promise<T>): Promise<T | undefined> {
+  /** The store's answer, or `onFailure` (and a warning) when it failed. */
+  private async guarded<T, F>(operation: () => Promise<T>, onFailure: F): Promise<T | F> {
     try {
       return await operation();
     } catch (error) {
       this.logger.warn(`The limit store failed; the request is let through: ${(error as Error).message}`);
-      return undefined;
+      return onFailure;
     }
   }
 }

@@ -12,11 +12,14 @@ export abstract class LimitStore {
   /** Counts one request in `key`'s window, which opens at its first request and lasts `windowMs`. */
   abstract hit(key: string, windowMs: number): Promise<WindowCount>;
 
-  /** Takes one of `max` slots of `key`; false (and nothing taken) when all are taken. */
-  abstract acquire(key: string, max: number): Promise<boolean>;
+  /**
+   * Takes one of `max` slots of `key` as a lease; undefined (and nothing taken) when all are
+   * taken. A lease is held until released, or until its holder stops renewing it (it crashed).
+   */
+  abstract acquire(key: string, max: number): Promise<string | undefined>;
 
-  /** Gives back a slot taken by `acquire`. */
-  abstract release(key: string): Promise<void>;
+  /** Gives back a lease taken by `acquire`; releasing it twice gives back nothing more. */
+  abstract release(key: string, lease: string): Promise<void>;
 
   abstract close(): Promise<void>;
 }

@@ -35,27 +35,32 @@ function limitStoreContract(makeStore: () => LimitStore) {
     expect((await limits.hit(key, 300)).count).toBe(1);
   });
 
-  it('hands out at most max slots and takes them back on release', async () => {
+  it('hands out at most max slots as leases and takes each back once', async () => {
     const limits = store();
     const key = `streams:${randomUUID()}`;
-    expect(await limits.acquire(key, 2)).toBe(true);
-    expect(await limits.acquire(key, 2)).toBe(true);
-    expect(await limits.acquire(key, 2)).toBe(false);
-    await limits.release(key);
-    expect(await limits.acquire(key, 2)).toBe(true);
-    await limits.release(key);
-    await limits.release(key);
-    // A release too many (a slot whose counter expired meanwhile) must not create credit.
-    await limits.release(key);
-    expect(await limits.acquire(key, 1)).toBe(true);
-    expect(await limits.acquire(key, 1)).toBe(false);
+    const first = await limits.acquire(key, 2);
+    const second = await limits.acquire(key, 2);
+    expect(first).toEqual(expect.any(String));
+    expect(second).toEqual(expect.any(String));
+    expect(first).not.toBe(second);
+    expect(await limits.acquire(key, 2)).toBeUndefined();
+    await limits.release(key, first!);
+    const third = await limits.acquire(key, 2);
+    expect(third).toEqual(expect.any(String));
+    // Releasing the same lease again gives back nothing more.
+    await limits.release(key, first!);
+    expect(await limits.acquire(key, 2)).toBeUndefined();
+    await limits.release(key, second!);
+    await limits.release(key, third!);
+    expect(await limits.acquire(key, 1)).toEqual(expect.any(String));
+    expect(await limits.acquire(key, 1)).toBeUndefined();
   });
 
   it('keeps counts exact under concurrent callers', async () => {
     const limits = store();
     const key = `streams:${randomUUID()}`;
     const results = await Promise.all(Array.from({ length: 50 }, () => limits.acquire(key, 10)));
-    expect(results.filter(Boolean)).toHaveLength(10);
+    expect(results.filter((lease) => lease !== undefined)).toHaveLength(10);
     const hits = await Promise.all(Array.from({ length: 50 }, () => limits.hit(`rpm:${key}`, 60_000)));
     expect(hits.map((hit) => hit.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
   });
@@ -74,12 +79,45 @@ describe.skipIf(REDIS_URL === undefined)('RedisLimitStore against a real redis-s
     const replicaB = new RedisLimitStore(REDIS_URL!, { prefix });
     stores.push(replicaA, replicaB);
     const key = `streams:${randomUUID()}`;
-    expect(await replicaA.acquire(key, 1)).toBe(true);
-    expect(await replicaB.acquire(key, 1)).toBe(false);
-    await replicaA.release(key);
-    expect(await replicaB.acquire(key, 1)).toBe(true);
+    const lease = await replicaA.acquire(key, 1);
+    expect(lease).toEqual(expect.any(String));
+    expect(await replicaB.acquire(key, 1)).toBeUndefined();
+    await replicaA.release(key, lease!);
+    expect(await replicaB.acquire(key, 1)).toEqual(expect.any(String));
     expect((await replicaA.hit(`rpm:${key}`, 60_000)).count).toBe(1);
     expect((await replicaB.hit(`rpm:${key}`, 60_000)).count).toBe(2);
+  });
+
+  it('frees the leases of a replica that died, even while the key stays busy, and keeps those of a live one', async () => {
+    const leaseTtlMs = 300;
+    const dying = new RedisLimitStore(REDIS_URL!, { prefix, leaseTtlMs });
+    const live = new RedisLimitStore(REDIS_URL!, { prefix, leaseTtlMs });
+    stores.push(dying, live);
+    const key = `streams:${randomUUID()}`;
+    expect(await dying.acquire(key, 2)).toEqual(expect.any(String));
+    const kept = await live.acquire(key, 2);
+    expect(kept).toEqual(expect.any(String));
+    await dying.close(); // it never releases, and no longer renews
+    // The key stays busy meanwhile: a third replica takes and gives back leases all along.
+    const busy = new RedisLimitStore(REDIS_URL!, { prefix, leaseTtlMs });
+    stores.push(busy);
+    const deadline = Date.now() + 2_000;
+    let freed = false;
+    while (!freed && Date.now() < deadline) {
+      const lease = await busy.acquire(key, 2);
+      if (lease !== undefined) {
+        freed = true;
+        await busy.release(key, lease);
+      } else {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    expect(freed).toBe(true);
+    // The live replica renewed its lease: it still counts, well past one lease lifetime.
+    await new Promise((resolve) => setTimeout(resolve, leaseTtlMs * 2));
+    expect(await busy.acquire(key, 1)).toBeUndefined();
+    await live.release(key, kept!);
+    expect(await busy.acquire(key, 1)).toEqual(expect.any(String));
   });
 
   it('fails fast (so the limiter can fail open) when Redis cannot be reached', async () => {

@@ -3,7 +3,8 @@ import { LimitStore, type WindowCount } from './limit-store.js';
 /** Per-key limits counted in this process: right for one replica, or for limits per replica. */
 export class MemoryLimitStore extends LimitStore {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
-  private readonly slots = new Map<string, number>();
+  private readonly slots = new Map<string, Set<string>>();
+  private nextLease = 0;
 
   constructor(private readonly now: () => number = Date.now) {
     super();
@@ -20,17 +21,22 @@ export class MemoryLimitStore extends LimitStore {
     return { count: window.count, resetInMs: window.resetAt - now };
   }
 
-  async acquire(key: string, max: number): Promise<boolean> {
-    const taken = this.slots.get(key) ?? 0;
-    if (taken >= max) return false;
-    this.slots.set(key, taken + 1);
-    return true;
+  async acquire(key: string, max: number): Promise<string | undefined> {
+    let leases = this.slots.get(key);
+    if (leases === undefined) {
+      leases = new Set();
+      this.slots.set(key, leases);
+    }
+    if (leases.size >= max) return undefined;
+    const lease = String((this.nextLease += 1));
+    leases.add(lease);
+    return lease;
   }
 
-  async release(key: string): Promise<void> {
-    const taken = (this.slots.get(key) ?? 0) - 1;
-    if (taken > 0) this.slots.set(key, taken);
-    else this.slots.delete(key);
+  async release(key: string, lease: string): Promise<void> {
+    const leases = this.slots.get(key);
+    leases?.delete(lease);
+    if (leases?.size === 0) this.slots.delete(key);
   }
 
   async close(): Promise<void> {}
