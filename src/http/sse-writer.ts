@@ -5,9 +5,9 @@ import { serializeSseFrame, type SseFrame } from '../protocols/sse/sse-frame.js'
  * Writes SSE frames to a raw Node response.
  *
  * Frames produced in one turn of the event loop (an upstream read often yields many chunks) are
- * joined and written with one `write()` at the end of the turn. When the socket pushes back
- * (`write()` returns false) frames accumulate until `drain`; past `maxBufferedBytes` the client is
- * dropped, which closes the response and so cancels the work behind it.
+ * joined and written with one `write()` at the end of the turn, however large. When the socket
+ * pushes back (`write()` returned false) frames accumulate until `drain`; if that backlog passes
+ * `maxBufferedBytes`, the client is dropped (`onDrop`), which closes the response.
  */
 export class SseWriter {
   private pending = '';
@@ -39,7 +39,8 @@ export class SseWriter {
   write(frame: SseFrame): void {
     if (this.ended) return;
     this.pending += serializeSseFrame(frame);
-    if (this.pending.length + this.response.writableLength > this.maxBufferedBytes) {
+    // Only a real backlog counts: frames waiting for this turn's flush are not the client's fault.
+    if (this.waitingForDrain && this.pending.length + this.response.writableLength > this.maxBufferedBytes) {
       this.drop();
       return;
     }

@@ -47,7 +47,11 @@ export class StreamResponder {
       reply.hijack();
       const response = reply.raw;
       this.trackInFlight(response);
-      const writer = new SseWriter(response, this.config.server.maxBufferedBytesPerStream, () => (this.dropped += 1));
+      // A dropped slow client ends the exchange here, which cancels the engine work behind it.
+      const writer = new SseWriter(response, this.config.server.maxBufferedBytesPerStream, () => {
+        this.dropped += 1;
+        subscriber.complete();
+      });
       writer.open(reply.getHeaders() as Record<string, string>);
 
       const input = new Subject<EngineEvent>();

@@ -246,6 +246,16 @@ describe('a full queue', () => {
 });
 
 describe('a client that stops reading', () => {
+  it('is never dropped while it reads, even when one batch of frames is larger than the cap', async () => {
+    const droppedBefore = gateway.app.get(StreamResponder).droppedSlowClients;
+    // ~110 KB of text: the Responses stream ends with four events that each carry all of it.
+    const words = Array.from({ length: 20_000 }, (_, index) => `w${index}`).join(' ');
+    const outcome = await postStream(gateway.url, RESPONSES.path, RESPONSES.body('firehose', words), { timeoutMs: 30_000 });
+    expect(RESPONSES.endedWell(outcome.frames)).toBe(true);
+    expect(outcome.frames.filter(RESPONSES.isContent).map(RESPONSES.contentOf).join('')).toBe(words);
+    expect(gateway.app.get(StreamResponder).droppedSlowClients).toBe(droppedBefore);
+  });
+
   it('is dropped once its stream buffers past maxBufferedBytesPerStream, and the engine work is cancelled', async () => {
     const responder = gateway.app.get(StreamResponder);
     const droppedBefore = responder.droppedSlowClients;
@@ -266,6 +276,8 @@ describe('a client that stops reading', () => {
     let peakBuffered = 0;
     const sampler = setInterval(() => (peakBuffered = Math.max(peakBuffered, serverSide.writableLength)), 1);
     expect(await eventually(() => responder.droppedSlowClients === droppedBefore + 1, 15_000)).toBe(true);
+    // Most of the ~30 MB answer was still to come: the engine stops this soon only if it was cancelled.
+    expect(await eventually(() => stubOf('firehose').activeGenerations === 0, 500)).toBe(true);
     clearInterval(sampler);
     expect(serverSide.destroyed).toBe(true);
     expect(peakBuffered).toBeLessThanOrEqual(2 * SLOW_READER_CAP);
