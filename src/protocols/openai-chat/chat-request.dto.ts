@@ -5,6 +5,7 @@ import {
   Equals,
   IsArray,
   IsBoolean,
+  IsDefined,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -143,6 +144,7 @@ export class ResponseFormatDto {
   type!: 'text' | 'json_object' | 'json_schema';
 
   @ValidateIf((format: ResponseFormatDto) => format.type === 'json_schema')
+  @IsDefined({ message: 'response_format.json_schema is required when type is json_schema' })
   @ValidateNested()
   @Type(() => JsonSchemaFormatDto)
   json_schema?: JsonSchemaFormatDto;

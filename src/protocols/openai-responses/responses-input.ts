@@ -59,7 +59,10 @@ export function inputItemProblem(item: unknown): string | undefined {
         ? undefined
         : 'a function_call_output needs a string call_id and an output (a string or text parts)';
     case 'reasoning':
-      return undefined;
+      return (item.summary === undefined || isTextList(item.summary, ['summary_text'])) &&
+        (item.content === undefined || isTextList(item.content, ['reasoning_text']))
+        ? undefined
+        : 'a reasoning item needs summary and content as lists of {type, text} parts';
     default:
       return `item type '${String(item.type)}' is not supported (message, function_call, function_call_output, reasoning)`;
   }
