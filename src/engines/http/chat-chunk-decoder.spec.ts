@@ -119,6 +119,25 @@ describe('decodeUpstreamSse', () => {
     ]);
   });
 
+  it('holds a call back until its name arrives, so the first piece always names the call', () => {
+    const call = (json: string) => vllmDelta(`{"tool_calls":[${json}]}`);
+    const result = decode([
+      [
+        0,
+        call('{"id":"call_x","type":"function","index":0,"function":{"arguments":"{\\"a\\""}}') +
+          call('{"index":0,"function":{"name":"late_name","arguments":":1"}}') +
+          call('{"index":0,"function":{"arguments":"}"}}') +
+          vllm('[{"index":0,"delta":{},"finish_reason":"tool_calls"}]') +
+          'data: [DONE]\n\n',
+      ],
+    ]);
+    expect(result.outputs).toEqual([
+      { type: 'tool_call', index: 0, id: 'call_x', name: 'late_name', arguments: '{"a":1' },
+      { type: 'tool_call', index: 0, arguments: '}' },
+      expect.objectContaining({ type: 'done', finishReason: 'tool_calls' }),
+    ]);
+  });
+
   it('reports the matched stop string and accepts a finished stream that lacks [DONE]', () => {
     const result = decode([
       [0, vllmDelta('{"content":"one"}')],

@@ -31,7 +31,8 @@ export class ChatChunkDecoder {
   private stopSequence?: string;
   private finished = false;
   /** Tool-call indexes whose id and name were already passed on. */
-  private readonly namedCalls = new Set<number>();
+  /** Tool calls by index: a call is announced (id and name) once its name is known. */
+  private readonly calls = new Map<number, { id?: string; name?: string; announced: boolean; held: string }>();
 
   constructor(
     private readonly now: () => number,
@@ -84,15 +85,24 @@ export class ChatChunkDecoder {
     if (delta.content) events.push({ type: 'text', text: delta.content });
     for (const call of delta.tool_calls ?? []) {
       const index = call.index ?? 0;
-      const named = this.namedCalls.has(index);
-      if (!named && (call.id !== undefined || call.function?.name !== undefined)) this.namedCalls.add(index);
-      events.push({
-        type: 'tool_call',
-        index,
-        id: named ? undefined : call.id,
-        name: named ? undefined : call.function?.name,
-        arguments: call.function?.arguments ?? '',
-      });
+      let state = this.calls.get(index);
+      if (state === undefined) {
+        state = { announced: false, held: '' };
+        this.calls.set(index, state);
+      }
+      state.id ??= call.id ?? undefined;
+      state.name ??= call.function?.name ?? undefined;
+      const fragment = call.function?.arguments ?? '';
+      if (state.announced) {
+        if (fragment.length > 0) events.push({ type: 'tool_call', index, arguments: fragment });
+      } else if (state.name === undefined) {
+        // Some servers send the id before the name: the engine port promises both in the first piece.
+        state.held += fragment;
+      } else {
+        state.announced = true;
+        events.push({ type: 'tool_call', index, id: state.id ?? `call_${index}`, name: state.name, arguments: state.held + fragment });
+        state.held = '';
+      }
     }
     return events;
   }

@@ -34,3 +34,27 @@ describe('encodeMessagesStream (golden transcripts)', () => {
     expect(text).not.toContain('message_stop');
   });
 });
+
+describe('encodeMessagesStream with interleaved tool calls', () => {
+  it('keeps one tool_use block per call and routes every piece to its call', async () => {
+    const text = await transcriptOf(
+      [
+        { type: 'tool_call', index: 0, id: 'a', name: 'f', arguments: '{"x":' },
+        { type: 'tool_call', index: 1, id: 'b', name: 'g', arguments: '{"y":' },
+        { type: 'tool_call', index: 0, arguments: '1}' },
+        { type: 'tool_call', index: 1, arguments: '2}' },
+        { type: 'done', finishReason: 'tool_calls', usage: { promptTokens: 1, completionTokens: 4, cachedTokens: 0, reasoningTokens: 0 } },
+      ],
+      encoder(),
+    );
+    const events = text.trim().split('\n\n').map((frame) => JSON.parse(frame.split('\ndata: ')[1]));
+    const starts = events.filter((event) => event.type === 'content_block_start');
+    expect(starts.map((event) => [event.index, event.content_block.name, event.content_block.id])).toEqual([
+      [0, 'f', 'a'],
+      [1, 'g', 'b'],
+    ]);
+    const inputOf = (index: number) =>
+      JSON.parse(events.filter((event) => event.type === 'content_block_delta' && event.index === index).map((event) => event.delta.partial_json).join(''));
+    expect([inputOf(0), inputOf(1)]).toEqual([{ x: 1 }, { y: 2 }]);
+  });
+});

@@ -33,6 +33,8 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
       let usage: TokenUsage = ZERO_USAGE;
       let open: OpenBlock | undefined;
       let nextIndex = 0;
+      /** The block of each tool call, by the call's index. */
+      const toolBlocks = new Map<number, number>();
       const emit = (event: string, payload: Record<string, unknown>) =>
         subscriber.next({ event, data: JSON.stringify({ type: event, ...payload }) });
 
@@ -66,15 +68,21 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
             if (event.text.length === 0) return;
             if (open?.kind !== 'text') openBlock({ kind: 'text', index: nextIndex++ }, { type: 'text', text: '' });
             return emit('content_block_delta', { index: open!.index, delta: { type: 'text_delta', text: event.text } });
-          case 'tool_call':
-            if (open?.kind !== 'tool_use' || open.toolIndex !== event.index) {
+          case 'tool_call': {
+            let blockIndex = toolBlocks.get(event.index);
+            if (blockIndex === undefined) {
+              blockIndex = nextIndex++;
+              toolBlocks.set(event.index, blockIndex);
               openBlock(
-                { kind: 'tool_use', index: nextIndex++, toolIndex: event.index },
+                { kind: 'tool_use', index: blockIndex, toolIndex: event.index },
                 { type: 'tool_use', id: event.id ?? `toolu_${options.id}_${event.index}`, name: event.name ?? '', input: {} },
               );
             }
+            // A piece of an earlier call (an upstream that interleaves calls) still goes to that
+            // call's block, which the SDKs accumulate by index.
             if (event.arguments.length === 0) return;
-            return emit('content_block_delta', { index: open!.index, delta: { type: 'input_json_delta', partial_json: event.arguments } });
+            return emit('content_block_delta', { index: blockIndex, delta: { type: 'input_json_delta', partial_json: event.arguments } });
+          }
           case 'done':
             return finish(event);
         }

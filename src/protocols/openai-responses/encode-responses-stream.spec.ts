@@ -44,3 +44,26 @@ describe('encodeResponsesStream (golden transcripts)', () => {
     expect(text.trim().split('\n\n').at(-1)).toMatch(/^event: response\.failed\n/);
   });
 });
+
+describe('encodeResponsesStream with interleaved tool calls', () => {
+  it('keeps one function_call item per call, and the final response has every call whole', async () => {
+    const text = await transcriptOf(
+      [
+        { type: 'tool_call', index: 0, id: 'a', name: 'f', arguments: '{"x":' },
+        { type: 'tool_call', index: 1, id: 'b', name: 'g', arguments: '{"y":' },
+        { type: 'tool_call', index: 0, arguments: '1}' },
+        { type: 'tool_call', index: 1, arguments: '2}' },
+        { type: 'done', finishReason: 'tool_calls', usage: { promptTokens: 1, completionTokens: 4, cachedTokens: 0, reasoningTokens: 0 } },
+      ],
+      encoder(),
+    );
+    const events = text.trim().split('\n\n').map((frame) => JSON.parse(frame.split('\ndata: ')[1]));
+    expect(events.filter((event) => event.type === 'response.output_item.added')).toHaveLength(2);
+    const final = events.at(-1);
+    expect(final.type).toBe('response.completed');
+    expect(final.response.output.map((item: { name: string; call_id: string; arguments: string }) => [item.name, item.call_id, JSON.parse(item.arguments)])).toEqual([
+      ['f', 'a', { x: 1 }],
+      ['g', 'b', { y: 2 }],
+    ]);
+  });
+});

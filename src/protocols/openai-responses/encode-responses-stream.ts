@@ -39,6 +39,8 @@ export function encodeResponsesStream(
       let usage: TokenUsage = ZERO_USAGE;
       let open: OpenItem | undefined;
       const output: unknown[] = [];
+      /** Each tool call's item, by the call's index; it outlives the item's `.done` (see onToolCall). */
+      const calls = new Map<number, Extract<OpenItem, { kind: 'function_call' }>>();
       const emit = (type: string, payload: Record<string, unknown>) =>
         subscriber.next({ event: type, data: JSON.stringify({ type, sequence_number: sequence++, ...payload }) });
 
@@ -78,19 +80,21 @@ export function encodeResponsesStream(
       };
 
       const onToolCall = (event: Extract<EngineEvent, { type: 'tool_call' }>) => {
-        if (open?.kind !== 'function_call' || open.toolIndex !== event.index) {
+        let item = calls.get(event.index);
+        if (item === undefined) {
           const id = newItemId('fc_');
           const callId = event.id ?? newItemId('call_');
           const name = event.name ?? '';
-          openItem(
-            { kind: 'function_call', outputIndex: output.length, id, toolIndex: event.index, callId, name, text: '' },
-            functionCallItem(id, callId, name, '', 'in_progress'),
-          );
+          item = { kind: 'function_call', outputIndex: output.length, id, toolIndex: event.index, callId, name, text: '' };
+          calls.set(event.index, item);
+          openItem(item, functionCallItem(id, callId, name, '', 'in_progress'));
         }
-        const item = open as Extract<OpenItem, { kind: 'function_call' }>;
         if (event.arguments.length === 0) return;
         item.text += event.arguments;
         emit('response.function_call_arguments.delta', { item_id: item.id, output_index: item.outputIndex, delta: event.arguments });
+        // A piece of a call whose item was already closed (an upstream that interleaves calls):
+        // the final response carries the whole arguments all the same.
+        if (open !== item) output[item.outputIndex] = functionCallItem(item.id, item.callId, item.name, item.text, 'completed');
       };
 
       const onEvent = (event: StreamEvent) => {
