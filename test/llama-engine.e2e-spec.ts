@@ -8,7 +8,7 @@ import { buildTinyGguf, writeTinyGguf } from '../scripts/tiny-gguf/write-tiny-gg
 import type { LlamaEngine } from '../src/engines/llama/llama-engine.js';
 import { renderChatPrompt } from '../src/engines/llama/chat-prompt.js';
 import { generationRequest, userMessage } from './support/requests.js';
-import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
+import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
 import { postSse, type WireFrame } from './support/sse-client.js';
 
 const SYSTEM = 'You are a tiny test model.';
@@ -95,6 +95,16 @@ describe('the llama engine over Chat Completions', () => {
     const counts = timings.map((timing) => timing.predicted_n);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
     expect(counts[0]).toBe(1);
+  });
+
+  it('counts prompt tokens exactly for /v1/messages/count_tokens, as the generation then reports them', async () => {
+    const body = { model: 'tiny', system: 'Be brief.', messages: [{ role: 'user', content: 'Count these words please' }] };
+    const post = (path: string, extra: Record<string, unknown> = {}) =>
+      fetch(`${gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, ...extra }) }).then(readJson);
+    const counted = await post('/v1/messages/count_tokens');
+    const answered = await post('/v1/messages', { max_tokens: 1 });
+    expect(counted.input_tokens).toBeGreaterThan(5);
+    expect(counted.input_tokens).toBe(answered.usage.input_tokens + (answered.usage.cache_read_input_tokens ?? 0));
   });
 
   it('honours stop strings split across tokens and reports finish reason stop', async () => {

@@ -44,8 +44,8 @@ export class HttpEngine extends InferenceEngine {
       const targets = this.pool.replicas.map((replica) => ({ replica, connection: this.connections.get(replica)! }));
       this.healthChecker = new HealthChecker(this.pool, targets, config.healthCheckIntervalMs, config.healthCheckTimeoutMs, (replica, passed) =>
         passed
-          ? this.logger.log(`Model '${config.name}': replica ${replica.url} passes its health check again.`)
-          : this.logger.warn(`Model '${config.name}': replica ${replica.url} fails its health check.`),
+          ? this.logger.log(`Model '${config.name}': replica ${replica.label} passes its health check again.`)
+          : this.logger.warn(`Model '${config.name}': replica ${replica.label} fails its health check.`),
       );
       this.healthChecker.start();
     }
@@ -127,7 +127,7 @@ export class HttpEngine extends InferenceEngine {
               if (!(error instanceof UpstreamError) || !error.replicaFault) return;
               const ejectedForMs = this.pool.recordFailure(replica);
               if (ejectedForMs !== undefined) {
-                this.logger.warn(`Model '${this.config.name}': replica ${replica.url} ejected for ${ejectedForMs} ms (${error.message})`);
+                this.logger.warn(`Model '${this.config.name}': replica ${replica.label} ejected for ${ejectedForMs} ms (${error.message})`);
               }
             },
           }),

@@ -97,3 +97,10 @@ describe('ReplicaPool', () => {
     expect(replicas.states().map((state) => state.healthy)).toEqual([false, false, false]);
   });
 });
+
+describe('replica labels', () => {
+  it('never show credentials written into an upstream URL', () => {
+    const pool = new ReplicaPool(['http://user:secret@10.0.0.5:8000/v1', 'http://10.0.0.6:8000/v1'], { maxFailures: 3, baseMs: 1000, maxMs: 60_000 });
+    expect(pool.states().map((state) => state.url)).toEqual(['http://10.0.0.5:8000/v1', 'http://10.0.0.6:8000/v1']);
+  });
+});

@@ -29,7 +29,12 @@ export class Replica {
   ejectedUntil = 0;
   healthCheck: ReplicaState['healthCheck'] = 'off';
 
-  constructor(readonly url: string) {}
+  /** The URL as shown in `/ready`, metrics and logs: any user:password in it removed. */
+  readonly label: string;
+
+  constructor(readonly url: string) {
+    this.label = withoutCredentials(url);
+  }
 
   isAvailable(now: number): boolean {
     return this.healthCheck !== 'failing' && now >= this.ejectedUntil;
@@ -107,12 +112,24 @@ export class ReplicaPool {
   states(): ReplicaState[] {
     const now = this.now();
     return this.replicas.map((replica) => ({
-      url: replica.url,
+      url: replica.label,
       healthy: replica.isAvailable(now),
       outstanding: replica.outstanding,
       consecutiveFailures: replica.consecutiveFailures,
       healthCheck: replica.healthCheck,
       ...(replica.ejectedUntil > now ? { ejectedForMs: replica.ejectedUntil - now } : {}),
     }));
+  }
+}
+
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === '' && parsed.password === '') return url;
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return url;
   }
 }

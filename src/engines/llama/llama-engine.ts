@@ -1,6 +1,7 @@
 import { Observable } from 'rxjs';
 import type { LlamaContextSequence } from 'node-llama-cpp';
 import type { LlamaModelConfig } from '../../config/model-config.js';
+import { renderChatPrompt } from './chat-prompt.js';
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
@@ -75,6 +76,11 @@ export class LlamaEngine extends InferenceEngine {
   /** The chat wrapper resolved from the model's template, which renders every prompt. */
   get chatWrapper(): LoadedLlamaModel['chatWrapper'] {
     return this.loaded.chatWrapper;
+  }
+
+  /** Exact: the prompt as the model's template renders it, tokenized by the model's tokenizer. */
+  override async countPromptTokens(request: GenerationRequest): Promise<number> {
+    return renderChatPrompt(this.loaded.chatWrapper, this.loaded.model.tokenizer, request).tokens.length;
   }
 
   generate(request: GenerationRequest): Observable<EngineEvent> {

@@ -60,7 +60,9 @@ export class RequestLogInterceptor extends GenerationInterceptor {
     if (outcome.kind === 'client_closed') line.phase = phaseOf(telemetry);
     if (outcome.kind === 'failed' || outcome.kind === 'rejected') {
       const failure = asGatewayError(outcome.error);
-      line.error = { kind: failure.kind, message: failure.message };
+      // An upstream's own error text may quote the prompt (validation messages do): content only.
+      const quotesUpstream = failure.name === 'UpstreamError';
+      line.error = { kind: failure.kind, code: failure.code, message: quotesUpstream && !this.includeContent ? undefined : failure.message };
     }
     if (this.includeContent) {
       line.request = request?.body;

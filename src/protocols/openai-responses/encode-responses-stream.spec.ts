@@ -67,3 +67,24 @@ describe('encodeResponsesStream with interleaved tool calls', () => {
     ]);
   });
 });
+
+describe('encodeResponsesStream endings', () => {
+  const lastEvent = async (events: Parameters<typeof transcriptOf>[0], failure?: Error) => {
+    const text = await transcriptOf(events, encoder(), failure);
+    return JSON.parse(text.trim().split('\n\n').at(-1)!.split('\ndata: ')[1]);
+  };
+
+  it('keeps the text streamed before a failure in the failed response', async () => {
+    const failed = await lastEvent([{ type: 'text', text: 'Hello' }], new EngineError('upstream', 'gone'));
+    expect(failed.type).toBe('response.failed');
+    expect(failed.response.output).toEqual([
+      { id: 'msg_1', type: 'message', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text: 'Hello', annotations: [], logprobs: [] }] },
+    ]);
+  });
+
+  it('ends a filtered answer as incomplete, for content_filter', async () => {
+    const usage = { promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0 };
+    const filtered = await lastEvent([{ type: 'text', text: 'Hm' }, { type: 'done', finishReason: 'content_filter', usage }]);
+    expect(filtered).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'content_filter' } } });
+  });
+});

@@ -152,10 +152,24 @@ export function encodeResponsesStream(
       return source.subscribe({
         next: onEvent,
         error: (error: unknown) => {
+          // What was already streamed stays in the output (openai-node replaces its snapshot with it).
+          if (open) output[open.outputIndex] = partialItem(open);
           emit('response.failed', { response: responseObject(envelope, 'failed', [...output], { usage, error: asGatewayError(error) }) });
           subscriber.complete();
         },
         complete: () => subscriber.complete(),
       });
     });
+}
+
+/** An item cut short by a failure, holding what was streamed of it. */
+function partialItem(item: OpenItem): unknown {
+  switch (item.kind) {
+    case 'reasoning':
+      return reasoningItem(item.id, item.text, 'incomplete');
+    case 'message':
+      return messageItem(item.id, item.text, 'incomplete');
+    case 'function_call':
+      return functionCallItem(item.id, item.callId, item.name, item.text, 'incomplete');
+  }
 }

@@ -53,7 +53,8 @@ export function responseObject(
     model: envelope.model,
     output,
     error: extra.error ? { code: responsesErrorCode(extra.error), message: extra.error.message } : null,
-    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    incomplete_details:
+      status === 'incomplete' ? { reason: extra.finishReason === 'content_filter' ? 'content_filter' : 'max_output_tokens' } : null,
     usage: extra.usage ? toResponsesUsage(extra.usage) : null,
     ...envelope.echo,
   };
@@ -69,9 +70,9 @@ export function toResponsesUsage(usage: TokenUsage) {
   };
 }
 
-/** A finished response is `incomplete` when it ran out of tokens, `completed` otherwise. */
+/** A finished response is `incomplete` when it ran out of tokens or was filtered, `completed` otherwise. */
 export function finalStatus(finishReason: FinishReason): ResponseStatus {
-  return finishReason === 'length' ? 'incomplete' : 'completed';
+  return finishReason === 'length' || finishReason === 'content_filter' ? 'incomplete' : 'completed';
 }
 
 function responsesErrorCode(error: GatewayError): string {
