@@ -42,6 +42,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   );
   app.useLogger(app.get(GantryLogger));
   app.getHttpServer().headersTimeout = server.headersTimeoutMs;
+  // Only JSON bodies: anything else gets 415 instead of confusing validation errors.
+  adapter.getInstance().removeContentTypeParser('text/plain');
   app.useBodyParser('application/json', { bodyLimit: server.bodyLimitBytes }, strictJsonBodyParser(adapter.getInstance(), config.limits.maxJsonDepth));
   app.useGlobalPipes(requestValidationPipe());
   // Every answer, SSE included (the SSE writer copies these headers), names its request.

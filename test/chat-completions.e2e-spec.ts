@@ -322,6 +322,12 @@ describe('errors before the stream opens', () => {
     expect(wrongMethod.headers.get('allow')).toBe('POST');
   });
 
+  it('answers a body that is not JSON with 415', async () => {
+    const response = await post('hello', { 'content-type': 'text/plain' });
+    expect(response.status).toBe(415);
+    expect((await readJson(response)).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/must be JSON/) });
+  });
+
   it('answers a missing or non-JSON body with 400, never a 500', async () => {
     for (const response of [await post('', {}), await post('hello', { 'content-type': 'text/plain' }), await post('[]'), await post('null')]) {
       expect(response.status).toBeGreaterThanOrEqual(400);

@@ -10,6 +10,7 @@ export type FailureKind =
   | 'not_found'
   | 'method_not_allowed'
   | 'payload_too_large'
+  | 'unsupported_media_type'
   | 'rate_limited'
   | 'overloaded'
   | 'unavailable'

@@ -11,7 +11,7 @@ const KIND_BY_STATUS: Record<number, FailureKind> = {
   404: 'not_found',
   405: 'method_not_allowed',
   413: 'payload_too_large',
-  415: 'invalid_request',
+  415: 'unsupported_media_type',
   429: 'rate_limited',
   503: 'unavailable',
 };

@@ -250,7 +250,9 @@ describe('a client that stops reading', () => {
     const droppedBefore = gateway.app.get(StreamResponder).droppedSlowClients;
     // ~110 KB of text: the Responses stream ends with four events that each carry all of it.
     const words = Array.from({ length: 20_000 }, (_, index) => `w${index}`).join(' ');
-    const outcome = await postStream(gateway.url, RESPONSES.path, RESPONSES.body('firehose', words), { timeoutMs: 30_000 });
+    const agent = unpooledAgent();
+    const outcome = await postStream(gateway.url, RESPONSES.path, RESPONSES.body('firehose', words), { agent, timeoutMs: 30_000 });
+    agent.destroy();
     expect(RESPONSES.endedWell(outcome.frames)).toBe(true);
     expect(outcome.frames.filter(RESPONSES.isContent).map(RESPONSES.contentOf).join('')).toBe(words);
     expect(gateway.app.get(StreamResponder).droppedSlowClients).toBe(droppedBefore);

@@ -13,6 +13,7 @@ const STATUS_AND_TYPE: Record<FailureKind, [number, string]> = {
   not_found: [404, 'not_found_error'],
   method_not_allowed: [405, 'invalid_request_error'],
   payload_too_large: [413, 'request_too_large'],
+  unsupported_media_type: [415, 'invalid_request_error'],
   rate_limited: [429, 'rate_limit_error'],
   // 529 is what the Anthropic SDKs map to OverloadedError (and retry).
   overloaded: [529, 'overloaded_error'],

@@ -12,6 +12,7 @@ const STATUS_AND_TYPE: Record<FailureKind, [number, string]> = {
   not_found: [404, 'not_found_error'],
   method_not_allowed: [405, 'invalid_request_error'],
   payload_too_large: [413, 'invalid_request_error'],
+  unsupported_media_type: [415, 'invalid_request_error'],
   rate_limited: [429, 'rate_limit_error'],
   // Queue full: 429 so that the SDKs back off and retry (they retry 429 and >= 500).
   overloaded: [429, 'rate_limit_error'],
