@@ -1,4 +1,5 @@
 import { plainToInstance } from 'class-transformer';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
@@ -134,6 +135,49 @@ describe('one upstream per model', () => {
       expect(limited.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: 'a b' } });
       const stopped = await client.chat.completions.create({ model: 'fast', messages: ask('alpha beta END gamma'), stop: ['END'] });
       expect(stopped.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'alpha beta ' } });
+    });
+  });
+
+  describe('through Anthropic Messages and OpenAI Responses with their SDKs', () => {
+    const anthropic = () => new Anthropic({ baseURL: gateway.url, apiKey: 'unused', maxRetries: 0 });
+    const tools = { name: 'get_forecast', input_schema: { type: 'object' as const } };
+
+    it('Messages: text with usage, reasoning from either field as thinking, tool use, max_tokens and stop_sequence', async () => {
+      const text = await anthropic().messages.stream({ model: 'fast', max_tokens: 50, messages: ask('one two three') }).finalMessage();
+      expect(text).toMatchObject({ content: [{ type: 'text', text: 'one two three' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 3 } });
+      for (const model of ['thinker', 'thinker-llama']) {
+        const thought = await anthropic().messages.stream({ model, max_tokens: 50, messages: ask('the answer') }).finalMessage();
+        expect(thought.content.map((block) => (block.type === 'thinking' ? block.thinking : block.type === 'text' ? block.text : block.type))).toEqual([
+          'first think',
+          'the answer',
+        ]);
+      }
+      const called = await anthropic()
+        .messages.stream({ model: 'fast', max_tokens: 50, tools: [tools], tool_choice: { type: 'any' }, messages: ask('{"city":"Oslo"}') })
+        .finalMessage();
+      expect(called.stop_reason).toBe('tool_use');
+      expect(called.content.find((block) => block.type === 'tool_use')).toMatchObject({ name: 'get_forecast', input: { city: 'Oslo' } });
+      const limited = await anthropic().messages.create({ model: 'fast', max_tokens: 2, messages: ask('a b c d') });
+      expect(limited).toMatchObject({ stop_reason: 'max_tokens', content: [{ type: 'text', text: 'a b' }] });
+      const stopped = await anthropic().messages.create({ model: 'fast', max_tokens: 50, stop_sequences: ['END'], messages: ask('alpha END beta') });
+      expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END', content: [{ type: 'text', text: 'alpha ' }] });
+    });
+
+    it('Responses: text with usage, reasoning from either field as a reasoning item, function calls, incomplete at max_output_tokens', async () => {
+      const text = await client.responses.stream({ model: 'fast', input: 'one two three' }).finalResponse();
+      expect(text.output_text).toBe('one two three');
+      expect(text.usage).toMatchObject({ input_tokens: 3, output_tokens: 3 });
+      for (const model of ['thinker', 'thinker-llama']) {
+        const thought = await client.responses.stream({ model, input: 'the answer' }).finalResponse();
+        expect(thought.output[0]).toMatchObject({ type: 'reasoning', content: [{ type: 'reasoning_text', text: 'first think' }] });
+        expect(thought.output_text).toBe('the answer');
+      }
+      const called = await client.responses
+        .stream({ model: 'fast', input: '{"city":"Oslo"}', tools: [{ type: 'function', name: 'get_forecast', parameters: { type: 'object' }, strict: false }], tool_choice: 'required' })
+        .finalResponse();
+      expect(called.output.find((item) => item.type === 'function_call')).toMatchObject({ name: 'get_forecast', arguments: '{"city":"Oslo"}' });
+      const limited = await client.responses.create({ model: 'fast', input: 'a b c d', max_output_tokens: 2 });
+      expect(limited).toMatchObject({ status: 'incomplete', output_text: 'a b' });
     });
   });
 

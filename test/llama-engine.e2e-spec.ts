@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, readGgufFileInfo, type LlamaModel } from 'node-llama-cpp';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTinyGguf, writeTinyGguf } from '../scripts/tiny-gguf/write-tiny-gguf.js';
@@ -95,6 +96,31 @@ describe('the llama engine over Chat Completions', () => {
     const counts = timings.map((timing) => timing.predicted_n);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
     expect(counts[0]).toBe(1);
+  });
+
+  it('streams through Anthropic Messages and OpenAI Responses too, with the engine usage', async () => {
+    const text = 'Hello world, stream me some tokens';
+    const expectedPrompt = promptTokenCount(text);
+    const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: 'unused', maxRetries: 0 });
+    let streamed = '';
+    const message = await anthropic.messages
+      .stream({ model: 'tiny', system: SYSTEM, max_tokens: 12, messages: [{ role: 'user', content: text }] })
+      .on('text', (delta) => (streamed += delta))
+      .finalMessage();
+    // Random weights: an end-of-turn token is unlikely but possible, so either ending is valid.
+    expect(message.stop_reason === 'max_tokens' ? message.usage.output_tokens === 12 : message.stop_reason === 'end_turn').toBe(true);
+    expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBe(expectedPrompt);
+    expect(message.usage.output_tokens).toBeGreaterThan(0);
+    expect(streamed.length).toBeGreaterThan(0);
+
+    let deltas = 0;
+    const response = await client.responses
+      .stream({ model: 'tiny', instructions: SYSTEM, input: text, max_output_tokens: 12 })
+      .on('response.output_text.delta', () => (deltas += 1))
+      .finalResponse();
+    expect(response.status === 'incomplete' ? response.usage?.output_tokens === 12 : response.status === 'completed').toBe(true);
+    expect(response.usage?.input_tokens).toBe(expectedPrompt);
+    expect(deltas).toBeGreaterThan(1);
   });
 
   it('counts prompt tokens exactly for /v1/messages/count_tokens, as the generation then reports them', async () => {
