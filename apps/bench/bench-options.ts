@@ -43,14 +43,18 @@ export interface BenchOptions {
   scenarios: ScenarioName[];
   /** Folder of the JSON report. */
   outDir: string;
+  /** `--profile cpu|heap`: gateways run with `--cpu-prof` or `--heap-prof`, profiles under `<outDir>/profiles`. */
+  profileGateways?: 'cpu' | 'heap';
 }
 
-export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR]
+export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap]
 
   --quick            a short run (under 30 s) of every scenario
   --only LIST        comma-separated: ${SCENARIOS.join(', ')}
   --idle-streams N   streams held open by the idle scenario (default 5000; 500 with --quick)
   --out DIR          where the JSON report goes (default bench-results)
+  --profile KIND     run the gateways with node --cpu-prof or --heap-prof (KIND cpu or heap);
+                     one profile per gateway process under DIR/profiles (figures get slower)
 
 Starts the mock upstream and gateways (node dist/...) on loopback and measures, in one run, a
 client talking to the mock directly and through Gantry. See docs/benchmarks.md.`;
@@ -64,6 +68,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
       only: { type: 'string' },
       'idle-streams': { type: 'string' },
       out: { type: 'string', default: 'bench-results' },
+      profile: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -78,5 +83,6 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
   const scenarios = values.only === undefined ? [...SCENARIOS] : values.only.split(',').map((name) => name.trim());
   const unknown = scenarios.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.join(', ')})`);
-  return { profile, scenarios: scenarios as ScenarioName[], outDir: values.out };
+  if (values.profile !== undefined && values.profile !== 'cpu' && values.profile !== 'heap') throw new Error('--profile must be cpu or heap');
+  return { profile, scenarios: scenarios as ScenarioName[], outDir: values.out, ...(values.profile ? { profileGateways: values.profile } : {}) };
 }

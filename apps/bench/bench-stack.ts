@@ -28,7 +28,11 @@ export class BenchStack {
   readonly workDir = mkdtempSync(join(tmpdir(), 'gantry-bench-'));
   private readonly servers = new Set<ChildServer>();
 
-  constructor(readonly root: string) {}
+  /** @param gatewayNodeArgs node flags for every gateway process (profilers). */
+  constructor(
+    readonly root: string,
+    private readonly gatewayNodeArgs: string[] = [],
+  ) {}
 
   path(name: string): string {
     return join(this.workDir, name);
@@ -53,7 +57,7 @@ export class BenchStack {
     writeFileSync(configPath, JSON.stringify(config, null, 2));
     const gateway = await startChildServer({
       name: `gateway ${name}`,
-      args: ['dist/src/main.js', '--config', configPath, '--port', '0', '--host', '127.0.0.1'],
+      args: [...this.gatewayNodeArgs, 'dist/src/main.js', '--config', configPath, '--port', '0', '--host', '127.0.0.1'],
       cwd: this.root,
       logPath: this.path(`gateway-${name}.log`),
       listening: /Gantry listening on (http:\/\/\S+)/,

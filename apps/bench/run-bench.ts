@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
+import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { BenchOptions, ScenarioName } from './bench-options.js';
 import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
@@ -27,7 +28,7 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     durationMs: 0,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryBytes: totalmem(), node: process.version, platform: process.platform },
   };
-  const stack = new BenchStack(root);
+  const stack = new BenchStack(root, profilerArgs(options));
   try {
     const mock = await stack.startMock();
     const direct: BenchTarget = { label: DIRECT, chatUrl: chatUrlOf(mock.url), model: 'mock-model', upstreamPid: mock.pid };
@@ -124,6 +125,12 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
   }
   results.durationMs = performance.now() - started;
   return results;
+}
+
+function profilerArgs(options: BenchOptions): string[] {
+  if (options.profileGateways === undefined) return [];
+  const dir = resolve(options.outDir, 'profiles');
+  return options.profileGateways === 'cpu' ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : ['--heap-prof', `--heap-prof-dir=${dir}`];
 }
 
 const LLAMA_MODEL = 'tiny (random weights, 2 layers, 64 dims; CPU, 1 thread)';

@@ -14,6 +14,8 @@ export interface LoadTiming {
 export interface CpuCost {
   gatewayMicrosPerUnit?: number;
   upstreamMicrosPerUnit?: number;
+  /** The load generator (this process): what parsing the answers costs the client. */
+  clientMicrosPerUnit?: number;
   /** Gateway CPU over the window, in cores (1 = one core busy all the time). */
   gatewayCores?: number;
 }
@@ -174,10 +176,13 @@ function callFor(target: BenchTarget, concurrency: number, body: string): { call
 interface WindowSample {
   gateway?: ProcessSample;
   upstream?: ProcessSample;
+  clientMicros: number;
 }
 
 function sample(target: BenchTarget): WindowSample {
+  const { user, system } = process.cpuUsage();
   return {
+    clientMicros: user + system,
     gateway: target.gatewayPid === undefined ? undefined : sampleProcess(target.gatewayPid),
     upstream: target.upstreamPid === undefined ? undefined : sampleProcess(target.upstreamPid),
   };
@@ -191,5 +196,6 @@ function cpuCost(marks: [unknown, unknown], units: number): CpuCost {
     cost.gatewayCores = coreShare(before.gateway, after.gateway);
   }
   if (before?.upstream && after?.upstream) cost.upstreamMicrosPerUnit = cpuMicrosPer(before.upstream, after.upstream, units);
+  if (before && after && units > 0) cost.clientMicrosPerUnit = (after.clientMicros - before.clientMicros) / units;
   return cost;
 }
