@@ -107,7 +107,7 @@ export class ChatChunkDecoder {
   private count(deltas: OutputEvent[], usage: UpstreamUsage | null | undefined): boolean {
     if (usage) {
       const reported = toTokenUsage(usage, this.usage.reasoningTokens + (deltas.some(isReasoning) ? 1 : 0));
-      const changed = JSON.stringify(reported) !== JSON.stringify(this.usage);
+      const changed = !sameUsage(reported, this.usage);
       this.usage = reported;
       return changed || deltas.length > 0;
     }
@@ -170,6 +170,15 @@ function toTokenUsage(usage: UpstreamUsage, countedReasoning: number): TokenUsag
     cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
     reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? countedReasoning,
   };
+}
+
+function sameUsage(a: TokenUsage, b: TokenUsage): boolean {
+  return (
+    a.promptTokens === b.promptTokens &&
+    a.completionTokens === b.completionTokens &&
+    a.cachedTokens === b.cachedTokens &&
+    a.reasoningTokens === b.reasoningTokens
+  );
 }
 
 function isReasoning(event: OutputEvent): boolean {
