@@ -38,9 +38,27 @@ export class StreamResponder {
       const writer = new SseWriter(response, MAX_BUFFERED_BYTES);
       writer.open(reply.getHeaders() as Record<string, string>);
 
-      const input = new Subject<EngineEvent>();
       let failure: unknown;
-      const framesSubscription = this.frames(input, encode, () => telemetry.markHeartbeat()).subscribe({
+      const onClose = () => {
+        if (!writer.isEnded) subscriber.complete();
+      };
+      response.once('close', onClose);
+      // Each event goes to the encoder first, then on to the interceptors; a failure is kept to
+      // be passed on once the encoder wrote its in-band error frame and the response ended.
+      const input$ = new Observable<EngineEvent>((input) =>
+        events$.subscribe({
+          next: (event) => {
+            input.next(event);
+            subscriber.next(event);
+          },
+          error: (error: unknown) => {
+            failure = error;
+            input.error(error);
+          },
+          complete: () => input.complete(),
+        }),
+      );
+      const framesSubscription = this.frames(input$, encode, () => telemetry.markHeartbeat()).subscribe({
         next: (frame) => writer.write(frame),
         complete: () => {
           writer.end();
@@ -48,25 +66,9 @@ export class StreamResponder {
           else subscriber.error(failure);
         },
       });
-      const onClose = () => {
-        if (!writer.isEnded) subscriber.complete();
-      };
-      response.once('close', onClose);
-      const sourceSubscription = events$.subscribe({
-        next: (event) => {
-          input.next(event);
-          subscriber.next(event);
-        },
-        error: (error: unknown) => {
-          failure = error;
-          input.error(error);
-        },
-        complete: () => input.complete(),
-      });
 
       return () => {
         response.off('close', onClose);
-        sourceSubscription.unsubscribe();
         framesSubscription.unsubscribe();
         if (!writer.isEnded) response.destroy();
       };
