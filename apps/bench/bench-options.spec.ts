@@ -24,10 +24,12 @@ describe('parseBenchOptions', () => {
     const loadSeconds = (profile: typeof FULL_PROFILE) => {
       const timed = (timing: { warmupMs: number; measureMs: number }, runs: number) => ((timing.warmupMs + timing.measureMs) * runs) / 1000;
       return (
-        timed(profile.throughput.timing, profile.throughput.concurrencies.length * 3) +
-        timed(profile.latency.timing, profile.latency.withStub ? 3 : 2) +
-        timed(profile.nonStreaming.timing, 3) +
-        timed(profile.observability.timing, profile.observability.engines.length * 2) +
+        profile.gatewayWarmupMs / 1000 +
+        timed(profile.throughput.timing, profile.throughput.concurrencies.length * 3 * profile.throughput.rounds) +
+        timed(profile.latency.timing, (profile.latency.withStub ? 3 : 2) * profile.latency.rounds) +
+        timed(profile.nonStreaming.timing, 3 * profile.nonStreaming.rounds) +
+        (profile.gatewayWarmupMs * 2) / 1000 +
+        timed(profile.observability.timing, profile.observability.engines.length * 2 * profile.observability.rounds) +
         ((profile.idle.holdMs + profile.idle.keepaliveMs * 1.5 + profile.idle.settleMs) * 2) / 1000 +
         timed(profile.llama.timing, profile.llama.concurrencies.length)
       );

@@ -8,21 +8,28 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 /** How long and how hard each scenario runs. Every loop in the benchmark is bounded by these. */
 export interface BenchProfile {
   name: 'full' | 'quick';
-  throughput: { concurrencies: number[]; tokens: number; timing: LoadTiming };
-  latency: { streams: number; tokens: number; intervalMs: number; withStub: boolean; timing: LoadTiming };
-  nonStreaming: { concurrency: number; tokens: number; timing: LoadTiming };
-  observability: { streams: number; tokens: number; engines: Array<'stub' | 'http'>; timing: LoadTiming };
+  /** Unmeasured load on each fresh gateway (and the mock behind it) before its first scenario. */
+  gatewayWarmupMs: number;
+  /**
+   * Comparisons are measured in `rounds` windows of `timing` each, the targets taking turns, so
+   * that a slow drift of the machine (other work on it, a noisy neighbour) affects them alike.
+   */
+  throughput: { concurrencies: number[]; tokens: number; rounds: number; timing: LoadTiming };
+  latency: { streams: number; tokens: number; intervalMs: number; withStub: boolean; rounds: number; timing: LoadTiming };
+  nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
+  observability: { streams: number; tokens: number; engines: Array<'stub' | 'http'>; rounds: number; timing: LoadTiming };
   idle: IdlePlan;
   llama: { concurrencies: number[]; maxTokens: number; timing: LoadTiming };
 }
 
-/** The default run: about two and a half minutes on a 2-vCPU machine. */
+/** The default run: under three minutes on a 2-vCPU machine. */
 export const FULL_PROFILE: BenchProfile = {
   name: 'full',
-  throughput: { concurrencies: [1, 16, 64], tokens: 256, timing: { warmupMs: 700, measureMs: 3000 } },
-  latency: { streams: 64, tokens: 64, intervalMs: 10, withStub: true, timing: { warmupMs: 1000, measureMs: 5000 } },
-  nonStreaming: { concurrency: 64, tokens: 16, timing: { warmupMs: 700, measureMs: 3000 } },
-  observability: { streams: 64, tokens: 256, engines: ['http', 'stub'], timing: { warmupMs: 700, measureMs: 3000 } },
+  gatewayWarmupMs: 2500,
+  throughput: { concurrencies: [1, 16, 64], tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
+  latency: { streams: 64, tokens: 64, intervalMs: 10, withStub: true, rounds: 3, timing: { warmupMs: 800, measureMs: 1500 } },
+  nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  observability: { streams: 64, tokens: 256, engines: ['http', 'stub'], rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   idle: { streams: 5000, holdMs: 20_000, keepaliveMs: 1000, openPerSecond: 2500, openTimeoutMs: 30_000, warmStreams: 200, settleMs: 1000 },
   llama: { concurrencies: [1, 4], maxTokens: 128, timing: { warmupMs: 500, measureMs: 3000 } },
 };
@@ -30,10 +37,11 @@ export const FULL_PROFILE: BenchProfile = {
 /** `--quick`: the same scenarios, smaller and shorter (under 30 s): a check that everything runs. */
 export const QUICK_PROFILE: BenchProfile = {
   name: 'quick',
-  throughput: { concurrencies: [1, 64], tokens: 256, timing: { warmupMs: 150, measureMs: 600 } },
-  latency: { streams: 64, tokens: 32, intervalMs: 10, withStub: false, timing: { warmupMs: 400, measureMs: 1000 } },
-  nonStreaming: { concurrency: 64, tokens: 16, timing: { warmupMs: 150, measureMs: 600 } },
-  observability: { streams: 64, tokens: 256, engines: ['http'], timing: { warmupMs: 150, measureMs: 600 } },
+  gatewayWarmupMs: 600,
+  throughput: { concurrencies: [1, 64], tokens: 256, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  latency: { streams: 64, tokens: 32, intervalMs: 10, withStub: false, rounds: 1, timing: { warmupMs: 350, measureMs: 800 } },
+  nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   idle: { streams: 500, holdMs: 2000, keepaliveMs: 500, openPerSecond: 2500, openTimeoutMs: 10_000, warmStreams: 20, settleMs: 300 },
   llama: { concurrencies: [1], maxTokens: 64, timing: { warmupMs: 200, measureMs: 800 } },
 };

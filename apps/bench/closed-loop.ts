@@ -24,6 +24,12 @@ export interface ClosedLoopPlan {
   maxRequests: number;
   /** Requests still in flight when the window closes get this long to end, then are aborted. */
   drainMs: number;
+  /**
+   * Worker i sends its first request i / concurrency of this after the start. Clients that all
+   * start at once, with answers of equal length, stay in lockstep: every answer ends together and
+   * the next requests arrive as one burst, which measures a queue, not a steady load.
+   */
+  rampMs?: number;
 }
 
 export interface ClosedLoopResult {
@@ -60,7 +66,9 @@ export async function runClosedLoop(
     if (outcome.kind === 'completed' && window.contains(outcome.at)) completedInWindow += 1;
     if (outcome.kind === 'failed') failures[outcome.reason] = (failures[outcome.reason] ?? 0) + 1;
   };
-  const worker = async () => {
+  const worker = async (index: number) => {
+    const rampMs = ((plan.rampMs ?? 0) * index) / plan.concurrency;
+    if (rampMs > 0) await delay(rampMs);
     while (!stopping && started < plan.maxRequests) {
       started += 1;
       const handle = start();
@@ -81,7 +89,7 @@ export async function runClosedLoop(
       marks[1] = onWindow('end');
       stopping = true;
     });
-  const workers = Promise.all(Array.from({ length: plan.concurrency }, worker));
+  const workers = Promise.all(Array.from({ length: plan.concurrency }, (_, index) => worker(index)));
   await Promise.race([workers.then(() => closed), closed]);
   const drainTimer = setTimeout(() => inFlight.forEach((handle) => handle.abort()), plan.drainMs);
   await workers;

@@ -1,4 +1,4 @@
-import { DIRECT, type BenchResults } from './bench-results.js';
+import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
 import { renderTable, type Cell } from './text-table.js';
@@ -9,6 +9,11 @@ const ratio = (value: number | undefined, baseline: number | undefined): Cell =>
   value === undefined || baseline === undefined || baseline === 0 ? undefined : `${(value / baseline).toFixed(2)}x`;
 const ms = (value: number | undefined): Cell => (value === undefined ? undefined : Number(value.toFixed(2)));
 
+function backgroundOf(results: BenchResults): number[] {
+  const rows = [...(results.throughput ?? []), ...(results.latency ?? []), ...(results.nonStreaming ?? []), ...(results.observability?.on ?? []), ...(results.observability?.off ?? [])];
+  return rows.flatMap((row) => (row.cpu.backgroundCores === undefined ? [] : [row.cpu.backgroundCores]));
+}
+
 /** The human-readable report: one table per scenario, then the targets. */
 export function renderReport(results: BenchResults, targets: TargetCheck[]): string {
   const { machine } = results;
@@ -17,6 +22,15 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     'Ratios compare the same client talking to the mock upstream directly and through Gantry, in this run.',
   ];
   const section = (title: string, table: string) => sections.push(`\n${title}\n${table}`);
+  const background = backgroundOf(results);
+  if (background.length > 0) {
+    const mean = background.reduce((sum, cores) => sum + cores, 0) / background.length;
+    const worst = Math.max(...background);
+    sections.push(
+      `Other processes on the machine used ${(mean * 100).toFixed(0)}% of a core on average during the measurements (${(worst * 100).toFixed(0)}% at worst)` +
+        (worst > 0.15 ? ': the figures suffered from it; rerun on a quiet machine.' : '.'),
+    );
+  }
 
   if (results.throughput) {
     const rows = results.throughput.map((row) => {
@@ -47,10 +61,10 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
       row.target,
       ms(row.ttft.p50),
       ms(row.ttft.p99),
-      row.target === DIRECT ? undefined : added(row.ttft.p50, direct?.ttft.p50),
+      row.target === GANTRY_HTTP ? added(row.ttft.p50, direct?.ttft.p50) : undefined,
       ms(row.interChunk.p50),
       ms(row.interChunk.p99),
-      row.target === DIRECT ? undefined : added(row.interChunk.p99, direct?.interChunk.p99),
+      row.target === GANTRY_HTTP ? added(row.interChunk.p99, direct?.interChunk.p99) : undefined,
       row.ttft.count,
       row.interChunk.count,
       failuresOf(row.failures),
@@ -58,7 +72,10 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     const first = results.latency[0];
     section(
       `Latency (${first?.streams} streams, ${first?.tokensPerStream} tokens each, ${first?.tokenIntervalMs} ms between tokens; ms)`,
-      renderTable(['target', 'TTFT p50', 'TTFT p99', 'added p50', 'gap p50', 'gap p99', 'added p99', 'TTFTs', 'gaps', 'errors'], rows),
+      renderTable(['target', 'TTFT p50', 'TTFT p99', 'added p50', 'gap p50', 'gap p99', 'added p99', 'TTFTs', 'gaps', 'errors'], rows) +
+        (results.latency.some((row) => row.target === GANTRY_STUB)
+          ? '\n(the stub sends its first token one interval after its prefill, so its TTFT is not comparable with the mock\'s)'
+          : ''),
     );
   }
 

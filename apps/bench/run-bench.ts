@@ -9,7 +9,19 @@ import type { ChildServer } from './child-server.js';
 import { benchModels, gatewayConfig, MOCK_BEHAVIOUR_HEADER, PACED_TOKEN_INTERVAL_MS } from './gateway-configs.js';
 import { measureIdleStreams } from './idle-streams.js';
 import { startOtlpSink } from './otlp-sink.js';
-import { measureLatency, measureNonStreaming, measureStreaming, type StreamingResult } from './streaming-load.js';
+import { interleave } from './interleave.js';
+import { Samples } from './samples.js';
+import {
+  latencyResult,
+  latencyRound,
+  measureStreaming,
+  nonStreamingResult,
+  nonStreamingRound,
+  streamingResult,
+  streamingRound,
+  warmUp,
+  type LatencySamples,
+} from './streaming-load.js';
 
 /** A progress line on stderr, so that stdout holds only the report. */
 export type Progress = (line: string) => void;
@@ -45,56 +57,63 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       const gateway = await stack.startGateway('main', gatewayConfig({ models }));
       const http = via(gateway, 'mock', GANTRY_HTTP);
       const stub = via(gateway, 'stub', GANTRY_STUB);
+      await warmGateway([http, stub], profile.gatewayWarmupMs, progress);
       if (wants('throughput')) {
-        const { concurrencies, tokens, timing } = profile.throughput;
+        const { concurrencies, tokens, rounds, timing } = profile.throughput;
         results.throughput = [];
         for (const streams of concurrencies) {
-          for (const target of [direct, http, stub]) {
-            progress(`throughput: ${target.label}, ${streams} stream(s)`);
-            results.throughput.push(await measureStreaming(target, streams, tokens, timing));
-          }
+          progress(`throughput: ${streams} stream(s), direct / http / stub, ${rounds} round(s)`);
+          const targets = [direct, http, stub];
+          const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
+          targets.forEach((target, index) => results.throughput!.push(streamingResult(target.label, streams, tokens, tallies[index])));
         }
       }
       if (wants('latency')) {
-        const { streams, tokens, intervalMs, withStub, timing } = profile.latency;
+        const { streams, tokens, intervalMs, withStub, rounds, timing } = profile.latency;
         const paced = { tokenIntervalMs: PACED_TOKEN_INTERVAL_MS };
         const targets = [
           { ...direct, headers: { [MOCK_BEHAVIOUR_HEADER]: JSON.stringify(paced) } },
           via(gateway, 'mock-paced', GANTRY_HTTP),
           ...(withStub ? [via(gateway, 'stub-paced', GANTRY_STUB)] : []),
         ];
-        results.latency = [];
-        for (const target of targets) {
-          progress(`latency: ${target.label}, ${streams} streams, ${intervalMs} ms between tokens`);
-          results.latency.push(await measureLatency(target, streams, tokens, intervalMs, timing));
-        }
+        progress(`latency: ${streams} streams, ${intervalMs} ms between tokens, ${rounds} round(s)`);
+        const samples = targets.map((): LatencySamples => ({ ttft: new Samples(), gaps: new Samples() }));
+        const tallies = await interleave(targets, rounds, (target) =>
+          latencyRound(target, streams, tokens, intervalMs, timing, samples[targets.indexOf(target)]),
+        );
+        results.latency = targets.map((target, index) => latencyResult(target.label, { streams, tokens, intervalMs }, samples[index], tallies[index]));
       }
       if (wants('non-streaming')) {
-        const { concurrency, tokens, timing } = profile.nonStreaming;
-        results.nonStreaming = [];
-        for (const target of [direct, http, stub]) {
-          progress(`non-streaming: ${target.label}, ${concurrency} concurrent`);
-          results.nonStreaming.push(await measureNonStreaming(target, concurrency, tokens, timing));
-        }
+        const { concurrency, tokens, rounds, timing } = profile.nonStreaming;
+        progress(`non-streaming: ${concurrency} concurrent, ${rounds} round(s)`);
+        const targets = [direct, http, stub];
+        const tallies = await interleave(targets, rounds, (target) => nonStreamingRound(target, concurrency, tokens, timing));
+        results.nonStreaming = targets.map((target, index) => nonStreamingResult(target.label, concurrency, tokens, tallies[index]));
       }
       await stack.stop(gateway);
     }
 
     if (wants('observability')) {
-      const { streams, tokens, engines, timing } = profile.observability;
+      const { streams, tokens, engines, rounds, timing } = profile.observability;
       const sink = await startOtlpSink();
-      const runs: { off: StreamingResult[]; on: StreamingResult[] } = { off: [], on: [] };
-      for (const mode of ['off', 'on'] as const) {
-        const observability = mode === 'off' ? 'off' : { otlpEndpoint: sink.url };
-        const gateway = await stack.startGateway(`observability-${mode}`, gatewayConfig({ models, observability }));
-        for (const engine of engines) {
-          const target = engine === 'http' ? via(gateway, 'mock', GANTRY_HTTP) : via(gateway, 'stub', GANTRY_STUB);
-          progress(`observability ${mode}: ${target.label}, ${streams} streams`);
-          runs[mode].push(await measureStreaming(target, streams, tokens, timing));
-        }
-        await stack.stop(gateway);
-      }
-      results.observability = { ...runs, sink: { requests: sink.requests, bytes: sink.bytes } };
+      // Both gateways run at once (an idle one costs next to nothing), so that rounds alternate.
+      const off = await stack.startGateway('observability-off', gatewayConfig({ models, observability: 'off' }));
+      const on = await stack.startGateway('observability-on', gatewayConfig({ models, observability: { otlpEndpoint: sink.url } }));
+      const targetsOf = (gateway: ChildServer) =>
+        engines.map((engine) => (engine === 'http' ? via(gateway, 'mock', GANTRY_HTTP) : via(gateway, 'stub', GANTRY_STUB)));
+      await warmGateway(targetsOf(off), profile.gatewayWarmupMs, progress);
+      await warmGateway(targetsOf(on), profile.gatewayWarmupMs, progress);
+      progress(`observability: ${streams} streams, off / on, ${rounds} round(s)`);
+      const targets = engines.flatMap((_, index) => [targetsOf(off)[index], targetsOf(on)[index]]);
+      const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
+      const rows = targets.map((target, index) => streamingResult(target.label, streams, tokens, tallies[index]));
+      results.observability = {
+        off: rows.filter((_, index) => index % 2 === 0),
+        on: rows.filter((_, index) => index % 2 === 1),
+        sink: { requests: sink.requests, bytes: sink.bytes },
+      };
+      await stack.stop(off);
+      await stack.stop(on);
       await sink.close();
     }
 
@@ -125,6 +144,11 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
   }
   results.durationMs = performance.now() - started;
   return results;
+}
+
+async function warmGateway(targets: BenchTarget[], durationMs: number, progress: Progress): Promise<void> {
+  progress(`warming up a fresh gateway for ${durationMs / 1000} s`);
+  for (const target of targets) await warmUp(target, 16, 256, durationMs / targets.length);
 }
 
 function profilerArgs(options: BenchOptions): string[] {

@@ -1,41 +1,31 @@
 import type { BenchTarget } from './bench-stack.js';
 import { keepAliveAgent, postChat, streamChat, type ChatCall } from './chat-client.js';
-import { MeasureWindow, runClosedLoop, type ClosedLoopPlan } from './closed-loop.js';
+import { MeasureWindow, runClosedLoop, type ClosedLoopPlan, type ClosedLoopResult } from './closed-loop.js';
 import { chatBody } from './gateway-configs.js';
-import { coreShare, cpuMicrosPer, sampleProcess, type ProcessSample } from './proc-stats.js';
+import { addTallies, cpuBetween, cpuCostOf, cpuSnapshot, type CpuCost, type CpuSnapshot, type Tally } from './load-tally.js';
 import { Samples, type SampleSummary } from './samples.js';
 
 export interface LoadTiming {
   warmupMs: number;
   measureMs: number;
-}
-
-/** CPU of the watched processes over the window, per unit of work (µs), and in cores. */
-export interface CpuCost {
-  gatewayMicrosPerUnit?: number;
-  upstreamMicrosPerUnit?: number;
-  /** The load generator (this process): what parsing the answers costs the client. */
-  clientMicrosPerUnit?: number;
-  /** Gateway CPU over the window, in cores (1 = one core busy all the time). */
-  gatewayCores?: number;
-}
-
-export interface StreamingResult {
-  target: string;
-  streams: number;
-  tokensPerStream: number;
-  chunksPerSecond: number;
-  tokensPerSecond: number;
-  requestsCompleted: number;
-  /** Per streamed chunk. */
-  cpu: CpuCost;
-  failures: Record<string, number>;
+  /** Spreads the clients' first requests over this long (default: half the warm-up). */
+  rampMs?: number;
 }
 
 const REQUEST_TIMEOUT_MS = 60_000;
 
-/** Streaming throughput: chunks and tokens per second received by `streams` closed-loop clients. */
-export async function measureStreaming(target: BenchTarget, streams: number, tokens: number, timing: LoadTiming): Promise<StreamingResult> {
+/**
+ * Load with no measurement, so that a fresh process (the gateway, the mock) has compiled its hot
+ * paths before it is measured, as a long-running one has.
+ */
+export async function warmUp(target: BenchTarget, streams: number, tokens: number, durationMs: number): Promise<void> {
+  const { call, close } = callFor(target, streams, chatBody(target.model, tokens, true, target.promptWords));
+  await runClosedLoop({ ...plan(streams, { warmupMs: durationMs, measureMs: 0 }), rampMs: 0 }, () => streamChat(call));
+  close();
+}
+
+/** One window of streaming load: chunks and tokens received by `streams` closed-loop clients. */
+export async function streamingRound(target: BenchTarget, streams: number, tokens: number, timing: LoadTiming): Promise<Tally> {
   const window = new MeasureWindow();
   let chunks = 0;
   let tokenFrames = 0;
@@ -50,52 +40,73 @@ export async function measureStreaming(target: BenchTarget, streams: number, tok
           if (kind === 'token') tokenFrames += 1;
         },
       }),
-    () => sample(target),
+    () => cpuSnapshot(target),
     window,
   );
   close();
-  const seconds = window.durationMs / 1000;
-  return {
-    target: target.label,
-    streams,
-    tokensPerStream: tokens,
-    chunksPerSecond: chunks / seconds,
-    tokensPerSecond: tokenFrames / seconds,
-    requestsCompleted: run.completedInWindow,
-    cpu: cpuCost(run.marks, chunks),
-    failures: run.failures,
-  };
+  return tallyOf(run, chunks, tokenFrames);
 }
 
-export interface LatencyResult {
+export interface StreamingResult {
   target: string;
   streams: number;
   tokensPerStream: number;
-  tokenIntervalMs: number;
-  /** Time to first token: from sending the request to the first content chunk, ms. */
-  ttft: SampleSummary;
-  /** Gap between consecutive content chunks of one stream, ms. */
-  interChunk: SampleSummary;
+  /** Windows measured, interleaved with the other targets' (their sums make the figures). */
+  rounds: number;
+  chunksPerSecond: number;
+  tokensPerSecond: number;
+  requestsCompleted: number;
+  /** Per streamed chunk. */
+  cpu: CpuCost;
   failures: Record<string, number>;
 }
 
+export function streamingResult(target: string, streams: number, tokens: number, rounds: readonly Tally[]): StreamingResult {
+  const sum = addTallies(rounds);
+  const seconds = sum.windowMs / 1000;
+  return {
+    target,
+    streams,
+    tokensPerStream: tokens,
+    rounds: rounds.length,
+    chunksPerSecond: sum.units / seconds,
+    tokensPerSecond: sum.tokens / seconds,
+    requestsCompleted: sum.requests,
+    cpu: cpuCostOf(sum),
+    failures: sum.failures,
+  };
+}
+
+/** Streaming throughput in one window. */
+export async function measureStreaming(target: BenchTarget, streams: number, tokens: number, timing: LoadTiming): Promise<StreamingResult> {
+  return streamingResult(target.label, streams, tokens, [await streamingRound(target, streams, tokens, timing)]);
+}
+
+export interface LatencySamples {
+  /** Time to first token: from sending the request to the first content chunk, ms. */
+  ttft: Samples;
+  /** Gap between consecutive content chunks of one stream, ms. */
+  gaps: Samples;
+}
+
 /**
- * Latency under a paced load: `streams` clients, each stream `tokens` chunks `intervalMs` apart.
- * TTFT counts requests sent inside the window; gaps count chunks that arrived inside it.
+ * One window of paced load: `streams` clients, each stream `tokens` chunks `intervalMs` apart,
+ * their first requests spread over one stream's length. TTFT counts requests sent inside the
+ * window; gaps count chunks that arrived inside it.
  */
-export async function measureLatency(
+export async function latencyRound(
   target: BenchTarget,
   streams: number,
   tokens: number,
   intervalMs: number,
   timing: LoadTiming,
-): Promise<LatencyResult> {
+  samples: LatencySamples,
+): Promise<Tally> {
   const window = new MeasureWindow();
-  const ttft = new Samples();
-  const gaps = new Samples();
+  let chunks = 0;
   const { call, close } = callFor(target, streams, chatBody(target.model, tokens, true, target.promptWords));
   const run = await runClosedLoop(
-    plan(streams, timing),
+    plan(streams, { ...timing, rampMs: tokens * intervalMs }),
     () => {
       const sentAt = performance.now();
       const timed = window.contains(sentAt);
@@ -104,57 +115,89 @@ export async function measureLatency(
         onFrame: (kind, at) => {
           if (kind !== 'token') return;
           if (lastTokenAt === undefined) {
-            if (timed) ttft.add(at - sentAt);
+            if (timed) samples.ttft.add(at - sentAt);
           } else if (window.contains(at)) {
-            gaps.add(at - lastTokenAt);
+            samples.gaps.add(at - lastTokenAt);
+            chunks += 1;
           }
           lastTokenAt = at;
         },
       });
     },
-    () => undefined,
+    () => cpuSnapshot(target),
     window,
   );
   close();
+  return tallyOf(run, chunks, chunks);
+}
+
+export interface LatencyResult {
+  target: string;
+  streams: number;
+  tokensPerStream: number;
+  tokenIntervalMs: number;
+  rounds: number;
+  ttft: SampleSummary;
+  interChunk: SampleSummary;
+  cpu: CpuCost;
+  failures: Record<string, number>;
+}
+
+export function latencyResult(
+  target: string,
+  shape: { streams: number; tokens: number; intervalMs: number },
+  samples: LatencySamples,
+  rounds: readonly Tally[],
+): LatencyResult {
+  const sum = addTallies(rounds);
   return {
-    target: target.label,
-    streams,
-    tokensPerStream: tokens,
-    tokenIntervalMs: intervalMs,
-    ttft: ttft.summary(),
-    interChunk: gaps.summary(),
-    failures: run.failures,
+    target,
+    streams: shape.streams,
+    tokensPerStream: shape.tokens,
+    tokenIntervalMs: shape.intervalMs,
+    rounds: rounds.length,
+    ttft: samples.ttft.summary(),
+    interChunk: samples.gaps.summary(),
+    cpu: cpuCostOf(sum),
+    failures: sum.failures,
   };
+}
+
+/** One window of non-streaming load with `concurrency` closed-loop clients. */
+export async function nonStreamingRound(target: BenchTarget, concurrency: number, tokens: number, timing: LoadTiming): Promise<Tally> {
+  const { call, close } = callFor(target, concurrency, chatBody(target.model, tokens, false, target.promptWords));
+  const run = await runClosedLoop(plan(concurrency, timing), () => postChat(call), () => cpuSnapshot(target));
+  close();
+  return tallyOf(run, run.completedInWindow, 0);
 }
 
 export interface NonStreamingResult {
   target: string;
   concurrency: number;
   tokensPerAnswer: number;
+  rounds: number;
   requestsPerSecond: number;
   /** Per request. */
   cpu: CpuCost;
   failures: Record<string, number>;
 }
 
-/** Non-streaming requests per second with `concurrency` closed-loop clients. */
-export async function measureNonStreaming(
-  target: BenchTarget,
-  concurrency: number,
-  tokens: number,
-  timing: LoadTiming,
-): Promise<NonStreamingResult> {
-  const { call, close } = callFor(target, concurrency, chatBody(target.model, tokens, false, target.promptWords));
-  const run = await runClosedLoop(plan(concurrency, timing), () => postChat(call), () => sample(target));
-  close();
+export function nonStreamingResult(target: string, concurrency: number, tokens: number, rounds: readonly Tally[]): NonStreamingResult {
+  const sum = addTallies(rounds);
   return {
-    target: target.label,
+    target,
     concurrency,
     tokensPerAnswer: tokens,
-    requestsPerSecond: run.completedInWindow / (run.window.durationMs / 1000),
-    cpu: cpuCost(run.marks, run.completedInWindow),
-    failures: run.failures,
+    rounds: rounds.length,
+    requestsPerSecond: sum.units / (sum.windowMs / 1000),
+    cpu: cpuCostOf(sum),
+    failures: sum.failures,
   };
+}
+
+function tallyOf(run: ClosedLoopResult, units: number, tokens: number): Tally {
+  const [before, after] = run.marks as [CpuSnapshot, CpuSnapshot];
+  return { windowMs: run.window.durationMs, units, tokens, requests: run.completedInWindow, failures: run.failures, ...cpuBetween(before, after) };
 }
 
 function plan(concurrency: number, timing: LoadTiming): ClosedLoopPlan {
@@ -162,6 +205,7 @@ function plan(concurrency: number, timing: LoadTiming): ClosedLoopPlan {
     concurrency,
     warmupMs: timing.warmupMs,
     measureMs: timing.measureMs,
+    rampMs: Math.min(timing.rampMs ?? timing.warmupMs / 2, timing.warmupMs),
     // A generous cap: no configuration of this machine comes near 200,000 requests a second.
     maxRequests: Math.ceil(((timing.warmupMs + timing.measureMs) / 1000) * 200_000),
     drainMs: 5_000,
@@ -171,31 +215,4 @@ function plan(concurrency: number, timing: LoadTiming): ClosedLoopPlan {
 function callFor(target: BenchTarget, concurrency: number, body: string): { call: ChatCall; close: () => void } {
   const agent = keepAliveAgent(concurrency);
   return { call: { url: target.chatUrl, agent, body, headers: target.headers, timeoutMs: REQUEST_TIMEOUT_MS }, close: () => agent.destroy() };
-}
-
-interface WindowSample {
-  gateway?: ProcessSample;
-  upstream?: ProcessSample;
-  clientMicros: number;
-}
-
-function sample(target: BenchTarget): WindowSample {
-  const { user, system } = process.cpuUsage();
-  return {
-    clientMicros: user + system,
-    gateway: target.gatewayPid === undefined ? undefined : sampleProcess(target.gatewayPid),
-    upstream: target.upstreamPid === undefined ? undefined : sampleProcess(target.upstreamPid),
-  };
-}
-
-function cpuCost(marks: [unknown, unknown], units: number): CpuCost {
-  const [before, after] = marks as [WindowSample | undefined, WindowSample | undefined];
-  const cost: CpuCost = {};
-  if (before?.gateway && after?.gateway) {
-    cost.gatewayMicrosPerUnit = cpuMicrosPer(before.gateway, after.gateway, units);
-    cost.gatewayCores = coreShare(before.gateway, after.gateway);
-  }
-  if (before?.upstream && after?.upstream) cost.upstreamMicrosPerUnit = cpuMicrosPer(before.upstream, after.upstream, units);
-  if (before && after && units > 0) cost.clientMicrosPerUnit = (after.clientMicros - before.clientMicros) / units;
-  return cost;
 }

@@ -10,6 +10,7 @@ const streaming = (target: string, chunksPerSecond: number, gatewayMicrosPerUnit
   tokensPerStream: 256,
   chunksPerSecond,
   tokensPerSecond: chunksPerSecond * 0.99,
+  rounds: 1,
   requestsCompleted: 100,
   cpu: { gatewayMicrosPerUnit, gatewayCores: gatewayMicrosPerUnit ? 0.9 : undefined },
   failures: {},
@@ -23,12 +24,12 @@ const results: BenchResults = {
   machine: { cpus: 2, cpuModel: 'test CPU', memoryBytes: 1, node: 'v20', platform: 'linux' },
   throughput: [streaming(DIRECT, 100_000), streaming(GANTRY_HTTP, 80_000, 9.5), streaming(GANTRY_STUB, 150_000, 4)],
   latency: [
-    { target: DIRECT, streams: 64, tokensPerStream: 64, tokenIntervalMs: 10, ttft: summary(2, 5), interChunk: summary(10, 11), failures: {} },
-    { target: GANTRY_HTTP, streams: 64, tokensPerStream: 64, tokenIntervalMs: 10, ttft: summary(3.5, 9), interChunk: summary(10, 12.5), failures: {} },
+    { target: DIRECT, streams: 64, tokensPerStream: 64, tokenIntervalMs: 10, rounds: 1, ttft: summary(2, 5), interChunk: summary(10, 11), cpu: {}, failures: {} },
+    { target: GANTRY_HTTP, streams: 64, tokensPerStream: 64, tokenIntervalMs: 10, rounds: 1, ttft: summary(3.5, 9), interChunk: summary(10, 12.5), cpu: {}, failures: {} },
   ],
   nonStreaming: [
-    { target: DIRECT, concurrency: 64, tokensPerAnswer: 16, requestsPerSecond: 10_000, cpu: {}, failures: {} },
-    { target: GANTRY_HTTP, concurrency: 64, tokensPerAnswer: 16, requestsPerSecond: 6_500, cpu: { gatewayMicrosPerUnit: 120 }, failures: {} },
+    { target: DIRECT, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 10_000, cpu: {}, failures: {} },
+    { target: GANTRY_HTTP, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 6_500, cpu: { gatewayMicrosPerUnit: 120 }, failures: {} },
   ],
   idle: [
     {
