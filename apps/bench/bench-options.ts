@@ -25,9 +25,9 @@ export interface BenchProfile {
 /** The default run: under three minutes on a 2-vCPU machine. */
 export const FULL_PROFILE: BenchProfile = {
   name: 'full',
-  gatewayWarmupMs: 2500,
+  gatewayWarmupMs: 2000,
   throughput: { concurrencies: [1, 16, 64], tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
-  latency: { streams: 64, tokens: 64, intervalMs: 10, withStub: true, rounds: 3, timing: { warmupMs: 800, measureMs: 1500 } },
+  latency: { streams: 64, tokens: 64, intervalMs: 10, withStub: true, rounds: 3, timing: { warmupMs: 800, measureMs: 1200 } },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   observability: { streams: 64, tokens: 256, engines: ['http', 'stub'], rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   idle: { streams: 5000, holdMs: 20_000, keepaliveMs: 1000, openPerSecond: 2500, openTimeoutMs: 30_000, warmStreams: 200, settleMs: 1000 },
