@@ -54,9 +54,27 @@ export class StreamResponder {
       });
       writer.open(reply.getHeaders() as Record<string, string>);
 
-      const input = new Subject<EngineEvent>();
       let failure: unknown;
-      const framesSubscription = this.frames(input, encode, () => telemetry.markHeartbeat()).subscribe({
+      const onClose = () => {
+        if (!writer.isEnded) subscriber.complete();
+      };
+      response.once('close', onClose);
+      // Each event goes to the encoder first, then on to the interceptors; a failure is kept to
+      // be passed on once the encoder wrote its in-band error frame and the response ended.
+      const input$ = new Observable<EngineEvent>((input) =>
+        events$.pipe(this.lifecycle.endAtDrainDeadline()).subscribe({
+          next: (event) => {
+            input.next(event);
+            subscriber.next(event);
+          },
+          error: (error: unknown) => {
+            failure = error;
+            input.error(error);
+          },
+          complete: () => input.complete(),
+        }),
+      );
+      const framesSubscription = this.frames(input$, encode, () => telemetry.markHeartbeat()).subscribe({
         next: (frame) => writer.write(frame),
         complete: () => {
           writer.end();
@@ -64,26 +82,11 @@ export class StreamResponder {
           else subscriber.error(failure);
         },
       });
-      const onClose = () => {
-        if (!writer.isEnded) subscriber.complete();
-      };
-      response.once('close', onClose);
+      // A client already gone before the handler ran ends the exchange at once.
       if (response.destroyed) onClose();
-      const sourceSubscription = events$.pipe(this.lifecycle.endAtDrainDeadline()).subscribe({
-        next: (event) => {
-          input.next(event);
-          subscriber.next(event);
-        },
-        error: (error: unknown) => {
-          failure = error;
-          input.error(error);
-        },
-        complete: () => input.complete(),
-      });
 
       return () => {
         response.off('close', onClose);
-        sourceSubscription.unsubscribe();
         framesSubscription.unsubscribe();
         if (!writer.isEnded) response.destroy();
       };

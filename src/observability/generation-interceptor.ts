@@ -1,6 +1,6 @@
 import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { finalize, type Observable, tap } from 'rxjs';
+import { Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { GENERATION_API } from './generation-api.decorator.js';
 import { GenerationTelemetry, type ApiName } from './generation-telemetry.js';
@@ -50,7 +50,7 @@ export abstract class GenerationInterceptor implements NestInterceptor {
     const telemetry = GenerationTelemetry.of(request);
     telemetry.api = api;
     this.onStart(telemetry, request);
-    const signals = telemetry.signals$.subscribe((signal) => {
+    const stopListening = telemetry.onSignal((signal) => {
       if (signal === 'accepted') this.onAccepted(telemetry);
       else if (signal === 'admitted') this.onAdmitted(telemetry);
       else this.onHeartbeat(telemetry);
@@ -60,16 +60,29 @@ export abstract class GenerationInterceptor implements NestInterceptor {
     const end = (outcome: GenerationOutcome) => {
       if (ended) return;
       ended = true;
-      signals.unsubscribe();
+      stopListening();
       this.onEnd(telemetry, outcome);
     };
-    return next.handle().pipe(
-      tap({
-        next: (event) => this.onEvent(telemetry, event as EngineEvent),
-        error: (error: unknown) => end({ kind: telemetry.accepted ? 'failed' : 'rejected', error }),
-        complete: () => end(telemetry.finishReason !== undefined ? { kind: 'completed' } : { kind: 'client_closed' }),
-      }),
-      finalize(() => end({ kind: 'client_closed' })),
-    );
+    // One subscriber per interceptor (not tap + finalize): it sees every event of every stream.
+    return new Observable<unknown>((subscriber) => {
+      const subscription = next.handle().subscribe({
+        next: (event) => {
+          this.onEvent(telemetry, event as EngineEvent);
+          subscriber.next(event);
+        },
+        error: (error: unknown) => {
+          end({ kind: telemetry.accepted ? 'failed' : 'rejected', error });
+          subscriber.error(error);
+        },
+        complete: () => {
+          end(telemetry.finishReason !== undefined ? { kind: 'completed' } : { kind: 'client_closed' });
+          subscriber.complete();
+        },
+      });
+      return () => {
+        subscription.unsubscribe();
+        end({ kind: 'client_closed' });
+      };
+    });
   }
 }

@@ -1,4 +1,4 @@
-import { Subject } from 'rxjs';
+import { Subject, type Observable } from 'rxjs';
 import type { EngineEvent, FinishReason, TokenUsage } from '../engine/engine-event.js';
 import { isOutput, ZERO_USAGE } from '../engine/engine-event.js';
 
@@ -36,7 +36,26 @@ export class GenerationTelemetry {
   finishReason?: FinishReason;
   /** W3C trace context to forward to upstream engines (`traceparent`, `tracestate`). */
   traceHeaders: Record<string, string> = {};
-  readonly signals$ = new Subject<LifecycleSignal>();
+  private listeners?: Array<(signal: LifecycleSignal) => void>;
+  private signalSubject?: Subject<LifecycleSignal>;
+
+  /**
+   * The lifecycle signals as an Observable (created on first use). Interceptors use `onSignal`,
+   * a plain callback list: a gateway holds thousands of requests at once, and a Subject with a
+   * subscription per interceptor costs memory for each.
+   */
+  get signals$(): Observable<LifecycleSignal> {
+    return (this.signalSubject ??= new Subject<LifecycleSignal>());
+  }
+
+  /** Calls `listener` with every later lifecycle signal; returns the function that stops it. */
+  onSignal(listener: (signal: LifecycleSignal) => void): () => void {
+    (this.listeners ??= []).push(listener);
+    return () => {
+      const index = this.listeners?.indexOf(listener) ?? -1;
+      if (index !== -1) this.listeners!.splice(index, 1);
+    };
+  }
 
   /** The telemetry of an HTTP request, created on first use. */
   static of(request: object): GenerationTelemetry {
@@ -61,17 +80,22 @@ export class GenerationTelemetry {
   markAccepted(details: { api: ApiName; model: string; engine: string; maxTokens?: number; stream: boolean }): void {
     Object.assign(this, details);
     this.accepted = true;
-    this.signals$.next('accepted');
+    this.signal('accepted');
   }
 
   markAdmitted(): void {
     this.admittedAt = performance.now();
-    this.signals$.next('admitted');
+    this.signal('admitted');
   }
 
   markHeartbeat(): void {
     this.heartbeats += 1;
-    this.signals$.next('heartbeat');
+    this.signal('heartbeat');
+  }
+
+  private signal(signal: LifecycleSignal): void {
+    if (this.listeners) for (const listener of [...this.listeners]) listener(signal);
+    this.signalSubject?.next(signal);
   }
 
   /** Folds an engine event into the counters; called before any interceptor sees the event. */

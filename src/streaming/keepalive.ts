@@ -1,16 +1,4 @@
-import {
-  asyncScheduler,
-  connect,
-  defaultIfEmpty,
-  filter,
-  interval,
-  map,
-  merge,
-  take,
-  takeUntil,
-  type OperatorFunction,
-  type SchedulerLike,
-} from 'rxjs';
+import { asyncScheduler, Observable, type OperatorFunction, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs';
 
 export interface KeepaliveOptions<T, B> {
   /** Time between beats; the first beat comes one interval after subscription. */
@@ -26,22 +14,44 @@ export interface KeepaliveOptions<T, B> {
  * first value that `isOutput` accepts, then none, even if the source pauses later. The beats end
  * when the source completes or fails, and unsubscribing tears down both.
  *
- * `connect` subscribes the output check before the source starts, so a source that emits
- * synchronously cannot slip its first output past it.
+ * One subscriber and one rescheduled action per stream (as `interval` would use), rather than a
+ * composition of `connect`, `interval`, `takeUntil` and `merge`: a gateway holds thousands of
+ * these at once, each in a long prefill, and every operator in a chain costs memory per stream.
+ * The beat timer is armed before the source is subscribed, so a source that emits its first
+ * output synchronously cancels it before any beat.
  */
 export function keepalive<T, B>(
   options: KeepaliveOptions<T, B>,
   scheduler: SchedulerLike = asyncScheduler,
 ): OperatorFunction<T, T | B> {
   return (source) =>
-    source.pipe(
-      connect((shared$) => {
-        const outputOrEnd$ = shared$.pipe(filter(options.isOutput), defaultIfEmpty(null), take(1));
-        const beats$ = interval(options.intervalMs, scheduler).pipe(
-          map(options.beat),
-          takeUntil(outputOrEnd$),
-        );
-        return merge(shared$, beats$);
-      }),
-    );
+    new Observable<T | B>((subscriber) => {
+      let count = 0;
+      let beats: Subscription | undefined = scheduler.schedule(function (this: SchedulerAction<unknown>) {
+        subscriber.next(options.beat(count++));
+        this.schedule(undefined, options.intervalMs);
+      }, options.intervalMs);
+      const stopBeats = () => {
+        beats?.unsubscribe();
+        beats = undefined;
+      };
+      const subscription = source.subscribe({
+        next: (value) => {
+          if (beats !== undefined && options.isOutput(value)) stopBeats();
+          subscriber.next(value);
+        },
+        error: (error: unknown) => {
+          stopBeats();
+          subscriber.error(error);
+        },
+        complete: () => {
+          stopBeats();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        stopBeats();
+        subscription.unsubscribe();
+      };
+    });
 }

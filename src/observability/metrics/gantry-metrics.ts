@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ModelRegistry } from '../../engines/model-registry.js';
+import { SeriesHistogram } from './series-histogram.js';
 
 const ROUTE_LABELS = ['model', 'api', 'engine'] as const;
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -28,7 +29,8 @@ export class GantryMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  readonly interTokenLatency = new Histogram({
+  /** Observed on every token: a SeriesHistogram, whose series a stream resolves once. */
+  readonly interTokenLatency = new SeriesHistogram({
     name: 'gantry_inter_token_latency_seconds',
     help: 'Gap between consecutive outputs of one stream.',
     labelNames: ROUTE_LABELS,

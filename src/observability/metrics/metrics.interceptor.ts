@@ -7,10 +7,14 @@ import { GenerationInterceptor, type GenerationOutcome } from '../generation-int
 import { httpStatusOf, phaseOf } from '../generation-outcome.js';
 import type { GenerationTelemetry } from '../generation-telemetry.js';
 import { GantryMetrics } from './gantry-metrics.js';
+import type { HistogramSeries } from './series-histogram.js';
 
 /** Records every generation in GantryMetrics. */
 @Injectable()
 export class MetricsInterceptor extends GenerationInterceptor {
+  /** Each stream's inter-token latency series, resolved at its first output. */
+  private readonly gaps = new WeakMap<GenerationTelemetry, HistogramSeries>();
+
   constructor(@Inject(Reflector) reflector: Reflector, @Inject(GantryMetrics) private readonly metrics: GantryMetrics) {
     super(reflector);
   }
@@ -29,8 +33,12 @@ export class MetricsInterceptor extends GenerationInterceptor {
 
   protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
     if (!isOutput(event)) return;
-    if (telemetry.outputEvents === 1) this.metrics.timeToFirstToken.observe(labels(telemetry), telemetry.timeToFirstOutputMs! / 1000);
-    else if (telemetry.lastOutputGapMs !== undefined) this.metrics.interTokenLatency.observe(labels(telemetry), telemetry.lastOutputGapMs / 1000);
+    if (telemetry.outputEvents === 1) {
+      this.metrics.timeToFirstToken.observe(labels(telemetry), telemetry.timeToFirstOutputMs! / 1000);
+      this.gaps.set(telemetry, this.metrics.interTokenLatency.series(labels(telemetry)));
+    } else if (telemetry.lastOutputGapMs !== undefined) {
+      this.gaps.get(telemetry)?.observe(telemetry.lastOutputGapMs / 1000);
+    }
   }
 
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { FULL_PROFILE, parseBenchOptions, QUICK_PROFILE, SCENARIOS } from './bench-options.js';
+import { isLoopbackHost, loopbackUrl } from './loopback.js';
+import { cpuSecondsOf, rssBytesOf } from './proc-stats.js';
+
+describe('parseBenchOptions', () => {
+  it('runs every scenario of the full profile by default', () => {
+    expect(parseBenchOptions([])).toEqual({ profile: FULL_PROFILE, scenarios: [...SCENARIOS], outDir: 'bench-results' });
+  });
+
+  it('takes --quick, --only and --idle-streams', () => {
+    const options = parseBenchOptions(['--quick', '--only', 'idle, latency', '--idle-streams', '100']);
+    expect(options).toMatchObject({ profile: { name: 'quick' }, scenarios: ['idle', 'latency'] });
+    expect(options !== 'help' && options.profile.idle.streams).toBe(100);
+    expect(QUICK_PROFILE.idle.streams).toBe(500);
+  });
+
+  it('refuses unknown scenarios and silly stream counts', () => {
+    expect(() => parseBenchOptions(['--only', 'everything'])).toThrow(/unknown scenario everything/);
+    expect(() => parseBenchOptions(['--idle-streams', '-3'])).toThrow(/--idle-streams/);
+  });
+
+  it('keeps the full run near two and a half minutes and the quick one under 30 s of load', () => {
+    const loadSeconds = (profile: typeof FULL_PROFILE) => {
+      const timed = (timing: { warmupMs: number; measureMs: number }, runs: number) => ((timing.warmupMs + timing.measureMs) * runs) / 1000;
+      return (
+        profile.gatewayWarmupMs / 1000 +
+        timed(profile.throughput.timing, profile.throughput.concurrencies.length * 3 * profile.throughput.rounds) +
+        timed(profile.latency.timing, (profile.latency.withStub ? 3 : 2) * profile.latency.rounds) +
+        timed(profile.nonStreaming.timing, 3 * profile.nonStreaming.rounds) +
+        (profile.gatewayWarmupMs * 2) / 1000 +
+        timed(profile.observability.timing, profile.observability.engines.length * 2 * profile.observability.rounds) +
+        ((profile.idle.holdMs + profile.idle.keepaliveMs * 1.5 + profile.idle.settleMs) * 2) / 1000 +
+        timed(profile.llama.timing, profile.llama.concurrencies.length)
+      );
+    };
+    expect(loadSeconds(FULL_PROFILE)).toBeLessThan(150);
+    expect(loadSeconds(QUICK_PROFILE)).toBeLessThan(20);
+  });
+});
+
+describe('loopback targets only', () => {
+  it('accepts 127.0.0.0/8, localhost and ::1, and refuses anything else', () => {
+    expect(isLoopbackHost('127.0.0.1')).toBe(true);
+    expect(isLoopbackHost('127.1.2.3')).toBe(true);
+    expect(isLoopbackHost('localhost')).toBe(true);
+    expect(isLoopbackHost('[::1]')).toBe(true);
+    expect(isLoopbackHost('10.0.0.5')).toBe(false);
+    expect(isLoopbackHost('127.0.0.1.example.com')).toBe(false);
+    expect(() => loopbackUrl('http://example.com/v1')).toThrow(/non-loopback/);
+    expect(loopbackUrl('http://127.0.0.1:8000/v1').port).toBe('8000');
+  });
+});
+
+describe('/proc readers', () => {
+  it('adds utime and stime after the command name, whatever it holds', () => {
+    const stat = '4242 (node (main) x) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 50 0 0 20 0 11 0 100 0 0';
+    expect(cpuSecondsOf(stat)).toBe(3);
+  });
+
+  it('reads VmRSS in bytes', () => {
+    expect(rssBytesOf('Name:\tnode\nVmRSS:\t   51200 kB\nThreads:\t11\n')).toBe(51200 * 1024);
+  });
+});

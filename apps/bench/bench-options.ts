@@ -1,0 +1,96 @@
+import { parseArgs } from 'node:util';
+import type { IdlePlan } from './idle-streams.js';
+import type { LoadTiming } from './streaming-load.js';
+
+export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'idle', 'llama'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** How long and how hard each scenario runs. Every loop in the benchmark is bounded by these. */
+export interface BenchProfile {
+  name: 'full' | 'quick';
+  /** Unmeasured load on each fresh gateway (and the mock behind it) before its first scenario. */
+  gatewayWarmupMs: number;
+  /**
+   * Comparisons are measured in `rounds` windows of `timing` each, the targets taking turns, so
+   * that a slow drift of the machine (other work on it, a noisy neighbour) affects them alike.
+   */
+  throughput: { concurrencies: number[]; tokens: number; rounds: number; timing: LoadTiming };
+  latency: { streams: number; tokens: number; intervalMs: number; withStub: boolean; rounds: number; timing: LoadTiming };
+  nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
+  observability: { streams: number; tokens: number; engines: Array<'stub' | 'http'>; rounds: number; timing: LoadTiming };
+  idle: IdlePlan;
+  llama: { concurrencies: number[]; maxTokens: number; timing: LoadTiming };
+}
+
+/** The default run: under three minutes on a 2-vCPU machine. */
+export const FULL_PROFILE: BenchProfile = {
+  name: 'full',
+  gatewayWarmupMs: 2000,
+  throughput: { concurrencies: [1, 16, 64], tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
+  latency: { streams: 64, tokens: 64, intervalMs: 10, withStub: true, rounds: 3, timing: { warmupMs: 800, measureMs: 1200 } },
+  nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  observability: { streams: 64, tokens: 256, engines: ['http', 'stub'], rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  idle: { streams: 5000, holdMs: 20_000, keepaliveMs: 1000, openPerSecond: 2500, openTimeoutMs: 30_000, warmStreams: 200, settleMs: 1000 },
+  llama: { concurrencies: [1, 4], maxTokens: 128, timing: { warmupMs: 500, measureMs: 3000 } },
+};
+
+/** `--quick`: the same scenarios, smaller and shorter (under 30 s): a check that everything runs. */
+export const QUICK_PROFILE: BenchProfile = {
+  name: 'quick',
+  gatewayWarmupMs: 600,
+  throughput: { concurrencies: [1, 64], tokens: 256, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  latency: { streams: 64, tokens: 32, intervalMs: 10, withStub: false, rounds: 1, timing: { warmupMs: 350, measureMs: 800 } },
+  nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  idle: { streams: 500, holdMs: 2000, keepaliveMs: 500, openPerSecond: 2500, openTimeoutMs: 10_000, warmStreams: 20, settleMs: 300 },
+  llama: { concurrencies: [1], maxTokens: 64, timing: { warmupMs: 200, measureMs: 800 } },
+};
+
+export interface BenchOptions {
+  profile: BenchProfile;
+  scenarios: ScenarioName[];
+  /** Folder of the JSON report. */
+  outDir: string;
+  /** `--profile cpu|heap`: gateways run with `--cpu-prof` or `--heap-prof`, profiles under `<outDir>/profiles`. */
+  profileGateways?: 'cpu' | 'heap';
+}
+
+export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap]
+
+  --quick            a short run (under 30 s) of every scenario
+  --only LIST        comma-separated: ${SCENARIOS.join(', ')}
+  --idle-streams N   streams held open by the idle scenario (default 5000; 500 with --quick)
+  --out DIR          where the JSON report goes (default bench-results)
+  --profile KIND     run the gateways with node --cpu-prof or --heap-prof (KIND cpu or heap);
+                     one profile per gateway process under DIR/profiles (figures get slower)
+
+Starts the mock upstream and gateways (node dist/...) on loopback and measures, in one run, a
+client talking to the mock directly and through Gantry. See docs/benchmarks.md.`;
+
+/** Parses the command line; throws an Error whose message says what is wrong. */
+export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      'idle-streams': { type: 'string' },
+      out: { type: 'string', default: 'bench-results' },
+      profile: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return 'help';
+  const base = values.quick ? QUICK_PROFILE : FULL_PROFILE;
+  const profile: BenchProfile = { ...base, idle: { ...base.idle } };
+  if (values['idle-streams'] !== undefined) {
+    const streams = Number(values['idle-streams']);
+    if (!Number.isInteger(streams) || streams < 1 || streams > 9000) throw new Error('--idle-streams must be an integer from 1 to 9000');
+    profile.idle.streams = streams;
+  }
+  const scenarios = values.only === undefined ? [...SCENARIOS] : values.only.split(',').map((name) => name.trim());
+  const unknown = scenarios.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.join(', ')})`);
+  if (values.profile !== undefined && values.profile !== 'cpu' && values.profile !== 'heap') throw new Error('--profile must be cpu or heap');
+  return { profile, scenarios: scenarios as ScenarioName[], outDir: values.out, ...(values.profile ? { profileGateways: values.profile } : {}) };
+}

@@ -1,0 +1,21 @@
+import type { IdleResult } from './idle-streams.js';
+import type { LatencyResult, NonStreamingResult, StreamingResult } from './streaming-load.js';
+
+/** Target labels used in every scenario's rows. */
+export const DIRECT = 'direct';
+export const GANTRY_HTTP = 'gantry http';
+export const GANTRY_STUB = 'gantry stub';
+
+/** Everything one run measured: what the JSON report holds and the table is printed from. */
+export interface BenchResults {
+  startedAt: string;
+  profile: 'full' | 'quick';
+  durationMs: number;
+  machine: { cpus: number; cpuModel: string; memoryBytes: number; node: string; platform: string };
+  throughput?: StreamingResult[];
+  latency?: LatencyResult[];
+  nonStreaming?: NonStreamingResult[];
+  observability?: { off: StreamingResult[]; on: StreamingResult[]; sink: { requests: number; bytes: number } };
+  idle?: IdleResult[];
+  llama?: { available: true; model: string; results: StreamingResult[] } | { available: false; reason: string };
+}

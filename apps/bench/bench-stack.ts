@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startChildServer, type ChildServer } from './child-server.js';
+import { delay } from './closed-loop.js';
+import { loopbackUrl } from './loopback.js';
+
+/** Where a load generator sends chat requests, and which processes to watch while it does. */
+export interface BenchTarget {
+  label: string;
+  chatUrl: URL;
+  model: string;
+  headers?: Record<string, string>;
+  /** Words in the prompt; by default as many as the answer's tokens (the mock and the stub echo it). */
+  promptWords?: number;
+  /** The gateway process whose CPU and memory are measured (none for direct runs). */
+  gatewayPid?: number;
+  /** The upstream mock process, when one is involved. */
+  upstreamPid?: number;
+}
+
+/**
+ * The processes of one benchmark run, all on loopback: the mock upstream and gateways, each a
+ * production build started with `node` as its own child process, configured from files written
+ * into a temporary folder that `dispose()` removes.
+ */
+export class BenchStack {
+  readonly workDir = mkdtempSync(join(tmpdir(), 'gantry-bench-'));
+  private readonly servers = new Set<ChildServer>();
+
+  /** @param gatewayNodeArgs node flags for every gateway process (profilers). */
+  constructor(
+    readonly root: string,
+    private readonly gatewayNodeArgs: string[] = [],
+  ) {}
+
+  path(name: string): string {
+    return join(this.workDir, name);
+  }
+
+  async startMock(): Promise<ChildServer> {
+    return this.track(
+      await startChildServer({
+        name: 'mock-upstream',
+        args: ['dist/apps/mock-upstream/main.js', '--port', '0', '--host', '127.0.0.1'],
+        cwd: this.root,
+        logPath: this.path('mock-upstream.log'),
+        listening: /listening on (http:\/\/\S+)/,
+        startTimeoutMs: 15_000,
+      }),
+    );
+  }
+
+  /** Writes `config` (JSON is YAML) and starts `node dist/src/main.js --config FILE` on a free port. */
+  async startGateway(name: string, config: Record<string, unknown>): Promise<ChildServer> {
+    const configPath = this.path(`${name}.yaml`);
+    writeFileSync(configPath, JSON.stringify(config, null, 2));
+    const gateway = await startChildServer({
+      name: `gateway ${name}`,
+      args: [...this.gatewayNodeArgs, 'dist/src/main.js', '--config', configPath, '--port', '0', '--host', '127.0.0.1'],
+      cwd: this.root,
+      logPath: this.path(`gateway-${name}.log`),
+      listening: /Gantry listening on (http:\/\/\S+)/,
+      startTimeoutMs: 60_000,
+      env: { NODE_ENV: 'production' },
+    });
+    this.track(gateway);
+    await waitForReady(gateway.url, 15_000);
+    return gateway;
+  }
+
+  async stop(server: ChildServer): Promise<void> {
+    this.servers.delete(server);
+    await server.stop();
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all([...this.servers].map((server) => server.stop()));
+    this.servers.clear();
+    rmSync(this.workDir, { recursive: true, force: true });
+  }
+
+  private track(server: ChildServer): ChildServer {
+    this.servers.add(server);
+    return server;
+  }
+}
+
+/** The chat URL of a gateway, or of the mock (whose base URL ends in `/v1`). */
+export function chatUrlOf(base: URL): URL {
+  const prefix = base.pathname.replace(/\/+$/, '');
+  return loopbackUrl(new URL(`${prefix.endsWith('/v1') ? prefix : `${prefix}/v1`}/chat/completions`, base).toString());
+}
+
+async function waitForReady(base: URL, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      const response = await fetch(new URL('/ready', base));
+      await response.arrayBuffer();
+      if (response.ok) return;
+    } catch {
+      // not accepting yet
+    }
+    if (performance.now() > deadline) throw new Error(`${base.origin}/ready did not answer 200 within ${timeoutMs} ms`);
+    await delay(50);
+  }
+}

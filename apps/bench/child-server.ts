@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { delay } from './closed-loop.js';
+import { loopbackUrl } from './loopback.js';
+
+/** A server the benchmark started as a child process (the mock upstream, a gateway). */
+export interface ChildServer {
+  name: string;
+  pid: number;
+  /** The URL it printed when it started listening, checked to be loopback. */
+  url: URL;
+  logPath: string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
+
+export interface ChildSpec {
+  name: string;
+  /** Arguments after `node` (the script first). */
+  args: string[];
+  cwd: string;
+  /** stdout and stderr go to this file, as they would to a log collector (no pipe to drain). */
+  logPath: string;
+  /** Matches the line announcing the listening URL; its first group is the URL. */
+  listening: RegExp;
+  startTimeoutMs: number;
+  env?: Record<string, string>;
+}
+
+/** Starts `node <args>` and waits for it to print its listening URL. */
+export async function startChildServer(spec: ChildSpec): Promise<ChildServer> {
+  const log = openSync(spec.logPath, 'w');
+  const child = spawn(process.execPath, spec.args, {
+    cwd: spec.cwd,
+    stdio: ['ignore', log, log],
+    env: { ...process.env, ...spec.env },
+  });
+  closeSync(log);
+  running.add(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  exited.then(() => running.delete(child));
+
+  const deadline = performance.now() + spec.startTimeoutMs;
+  let url: URL | undefined;
+  while (url === undefined) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${spec.name} exited before listening:\n${tail(spec.logPath)}`);
+    }
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${spec.name} did not start listening within ${spec.startTimeoutMs} ms:\n${tail(spec.logPath)}`);
+    }
+    const match = spec.listening.exec(readFileSync(spec.logPath, 'utf8'));
+    if (match) url = loopbackUrl(match[1]);
+    else await delay(25);
+  }
+
+  return {
+    name: spec.name,
+    pid: child.pid!,
+    url,
+    logPath: spec.logPath,
+    stop: async (graceMs = 5000) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The last lines of a log file, for error messages. */
+export function tail(path: string, lines = 20): string {
+  try {
+    return readFileSync(path, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}

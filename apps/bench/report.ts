@@ -1,0 +1,160 @@
+import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import type { StreamingResult } from './streaming-load.js';
+import type { TargetCheck } from './targets.js';
+import { renderTable, type Cell } from './text-table.js';
+
+const KB = 1024;
+const failuresOf = (failures: Record<string, number>) => Object.values(failures).reduce((sum, count) => sum + count, 0);
+const ratio = (value: number | undefined, baseline: number | undefined): Cell =>
+  value === undefined || baseline === undefined || baseline === 0 ? undefined : `${(value / baseline).toFixed(2)}x`;
+const ms = (value: number | undefined): Cell => (value === undefined ? undefined : Number(value.toFixed(2)));
+
+function backgroundOf(results: BenchResults): number[] {
+  const rows = [...(results.throughput ?? []), ...(results.latency ?? []), ...(results.nonStreaming ?? []), ...(results.observability?.on ?? []), ...(results.observability?.off ?? [])];
+  return rows.flatMap((row) => (row.cpu.backgroundCores === undefined ? [] : [row.cpu.backgroundCores]));
+}
+
+/** The human-readable report: one table per scenario, then the targets. */
+export function renderReport(results: BenchResults, targets: TargetCheck[]): string {
+  const { machine } = results;
+  const sections: string[] = [
+    `Gantry benchmark (${results.profile} run, ${(results.durationMs / 1000).toFixed(0)} s) on ${machine.cpus} CPU(s) ${machine.cpuModel}, Node ${machine.node}`,
+    'Ratios compare the same client talking to the mock upstream directly and through Gantry, in this run.',
+  ];
+  const section = (title: string, table: string) => sections.push(`\n${title}\n${table}`);
+  const background = backgroundOf(results);
+  if (background.length > 0) {
+    const mean = background.reduce((sum, cores) => sum + cores, 0) / background.length;
+    const worst = Math.max(...background);
+    sections.push(
+      `Other processes on the machine used ${(mean * 100).toFixed(0)}% of a core on average during the measurements (${(worst * 100).toFixed(0)}% at worst)` +
+        (worst > 0.15 ? ': the figures suffered from it; rerun on a quiet machine.' : '.'),
+    );
+  }
+
+  if (results.throughput) {
+    const rows = results.throughput.map((row) => {
+      const direct = results.throughput!.find((other) => other.target === DIRECT && other.streams === row.streams);
+      return [
+        row.streams,
+        row.target,
+        row.chunksPerSecond,
+        row.tokensPerSecond,
+        row.target === DIRECT ? undefined : ratio(row.chunksPerSecond, direct?.chunksPerSecond),
+        row.cpu.gatewayMicrosPerUnit,
+        row.cpu.gatewayCores === undefined ? undefined : `${(row.cpu.gatewayCores * 100).toFixed(0)}%`,
+        failuresOf(row.failures),
+      ];
+    });
+    const tokens = results.throughput[0]?.tokensPerStream;
+    section(
+      `Streaming throughput (${tokens} tokens per stream, no delay between tokens)`,
+      renderTable(['streams', 'target', 'chunks/s', 'tokens/s', 'vs direct', 'gw CPU µs/chunk', 'gw CPU', 'errors'], rows),
+    );
+  }
+
+  if (results.latency) {
+    const direct = results.latency.find((row) => row.target === DIRECT);
+    const added = (value: number | undefined, baseline: number | undefined): Cell =>
+      value === undefined || baseline === undefined ? undefined : `${value - baseline >= 0 ? '+' : ''}${(value - baseline).toFixed(2)}`;
+    const rows = results.latency.map((row) => [
+      row.target,
+      ms(row.ttft.p50),
+      ms(row.ttft.p99),
+      row.target === GANTRY_HTTP ? added(row.ttft.p50, direct?.ttft.p50) : undefined,
+      ms(row.interChunk.p50),
+      ms(row.interChunk.p99),
+      row.target === GANTRY_HTTP ? added(row.interChunk.p99, direct?.interChunk.p99) : undefined,
+      row.ttft.count,
+      row.interChunk.count,
+      failuresOf(row.failures),
+    ]);
+    const first = results.latency[0];
+    section(
+      `Latency (${first?.streams} streams, ${first?.tokensPerStream} tokens each, ${first?.tokenIntervalMs} ms between tokens; ms)`,
+      renderTable(['target', 'TTFT p50', 'TTFT p99', 'added p50', 'gap p50', 'gap p99', 'added p99', 'TTFTs', 'gaps', 'errors'], rows) +
+        (results.latency.some((row) => row.target === GANTRY_STUB)
+          ? '\n(the stub sends its first token one interval after its prefill, so its TTFT is not comparable with the mock\'s)'
+          : ''),
+    );
+  }
+
+  if (results.nonStreaming) {
+    const direct = results.nonStreaming.find((row) => row.target === DIRECT);
+    const rows = results.nonStreaming.map((row) => [
+      row.target,
+      row.requestsPerSecond,
+      row.target === DIRECT ? undefined : ratio(row.requestsPerSecond, direct?.requestsPerSecond),
+      row.cpu.gatewayMicrosPerUnit,
+      failuresOf(row.failures),
+    ]);
+    const first = results.nonStreaming[0];
+    section(
+      `Non-streaming (${first?.concurrency} concurrent, ${first?.tokensPerAnswer}-token answers)`,
+      renderTable(['target', 'requests/s', 'vs direct', 'gw CPU µs/request', 'errors'], rows),
+    );
+  }
+
+  if (results.observability) {
+    const { off, on, sink } = results.observability;
+    const rows = on.map((onRow) => {
+      const offRow = off.find((row) => row.target === onRow.target) as StreamingResult | undefined;
+      return [
+        onRow.target,
+        offRow?.chunksPerSecond,
+        onRow.chunksPerSecond,
+        ratio(onRow.chunksPerSecond, offRow?.chunksPerSecond),
+        offRow?.cpu.gatewayMicrosPerUnit,
+        onRow.cpu.gatewayMicrosPerUnit,
+        failuresOf(onRow.failures) + failuresOf(offRow?.failures ?? {}),
+      ];
+    });
+    section(
+      `Metrics + tracing cost (${on[0]?.streams} streams; off: metrics disabled, tracing none; on: metrics + OTLP tracing to a local sink, which got ${sink.requests} exports, ${(sink.bytes / KB).toFixed(0)} KB)`,
+      renderTable(['target', 'off chunks/s', 'on chunks/s', 'on/off', 'off µs/chunk', 'on µs/chunk', 'errors'], rows),
+    );
+  }
+
+  if (results.idle) {
+    const rows = results.idle.map((row) => [
+      row.target,
+      `${row.opened}/${row.streams}`,
+      Number((row.openMs / 1000).toFixed(1)),
+      Number((row.gatewayRssPerStreamBytes / KB).toFixed(1)),
+      row.upstreamRssPerStreamBytes === undefined ? undefined : Number((row.upstreamRssPerStreamBytes / KB).toFixed(1)),
+      `${(row.gatewayCores * 100).toFixed(1)}%`,
+      `${row.heartbeats.delivered}/${row.heartbeats.expected}`,
+      ms(row.heartbeats.lateness.p50),
+      ms(row.heartbeats.lateness.p99),
+      ms(row.heartbeats.lateness.max),
+      row.errors,
+    ]);
+    const first = results.idle[0];
+    section(
+      `Idle streams (long prefill, held ${((first?.holdMs ?? 0) / 1000).toFixed(0)} s; RSS in KB per stream; heartbeat lateness in ms)`,
+      renderTable(['target', 'open', 'open s', 'gw RSS/stream', 'mock RSS/stream', 'gw CPU', 'heartbeats', 'late p50', 'late p99', 'late max', 'errors'], rows),
+    );
+  }
+
+  if (results.llama) {
+    if (!results.llama.available) {
+      sections.push(`\nllama engine: not available (${results.llama.reason})`);
+    } else {
+      const rows = results.llama.results.map((row) => [row.streams, row.tokensPerSecond, row.requestsCompleted, row.cpu.gatewayMicrosPerUnit, failuresOf(row.failures)]);
+      section(
+        `llama engine, ${results.llama.model}`,
+        renderTable(['streams', 'tokens/s', 'requests', 'gw CPU µs/chunk', 'errors'], rows),
+      );
+    }
+  }
+
+  const quick = results.profile === 'quick' ? ' (a --quick run: indicative only)' : '';
+  section(
+    `Targets${quick}`,
+    renderTable(
+      ['target', 'goal', 'measured', 'met'],
+      targets.map((check) => [check.name, check.goal, check.measured, check.met === undefined ? 'info' : check.met ? 'yes' : 'NO']),
+    ),
+  );
+  return sections.join('\n');
+}

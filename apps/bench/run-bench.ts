@@ -1,0 +1,181 @@
+import { execFile } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { BenchOptions, ScenarioName } from './bench-options.js';
+import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
+import type { ChildServer } from './child-server.js';
+import { benchModels, gatewayConfig, MOCK_BEHAVIOUR_HEADER, PACED_TOKEN_INTERVAL_MS } from './gateway-configs.js';
+import { measureIdleStreams } from './idle-streams.js';
+import { startOtlpSink } from './otlp-sink.js';
+import { interleave } from './interleave.js';
+import { Samples } from './samples.js';
+import {
+  latencyResult,
+  latencyRound,
+  measureStreaming,
+  nonStreamingResult,
+  nonStreamingRound,
+  streamingResult,
+  streamingRound,
+  warmUp,
+  type LatencySamples,
+} from './streaming-load.js';
+
+/** A progress line on stderr, so that stdout holds only the report. */
+export type Progress = (line: string) => void;
+
+/**
+ * Runs the chosen scenarios in one go, each against the mock directly and through gateways that
+ * run one at a time (an idle gateway still costs a little). Every process is stopped at the end.
+ */
+export async function runBench(options: BenchOptions, root: string, progress: Progress): Promise<BenchResults> {
+  const started = performance.now();
+  const { profile } = options;
+  const wants = (name: ScenarioName) => options.scenarios.includes(name);
+  const results: BenchResults = {
+    startedAt: new Date().toISOString(),
+    profile: profile.name,
+    durationMs: 0,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryBytes: totalmem(), node: process.version, platform: process.platform },
+  };
+  const stack = new BenchStack(root, profilerArgs(options));
+  try {
+    const mock = await stack.startMock();
+    const direct: BenchTarget = { label: DIRECT, chatUrl: chatUrlOf(mock.url), model: 'mock-model', upstreamPid: mock.pid };
+    const models = benchModels(mock.url.toString());
+    const via = (gateway: ChildServer, model: string, label: string): BenchTarget => ({
+      label,
+      chatUrl: chatUrlOf(gateway.url),
+      model,
+      gatewayPid: gateway.pid,
+      upstreamPid: model.startsWith('mock') ? mock.pid : undefined,
+    });
+
+    if (wants('throughput') || wants('latency') || wants('non-streaming')) {
+      const gateway = await stack.startGateway('main', gatewayConfig({ models }));
+      const http = via(gateway, 'mock', GANTRY_HTTP);
+      const stub = via(gateway, 'stub', GANTRY_STUB);
+      await warmGateway([http, stub], profile.gatewayWarmupMs, progress);
+      if (wants('throughput')) {
+        const { concurrencies, tokens, rounds, timing } = profile.throughput;
+        results.throughput = [];
+        for (const streams of concurrencies) {
+          progress(`throughput: ${streams} stream(s), direct / http / stub, ${rounds} round(s)`);
+          const targets = [direct, http, stub];
+          const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
+          targets.forEach((target, index) => results.throughput!.push(streamingResult(target.label, streams, tokens, tallies[index])));
+        }
+      }
+      if (wants('latency')) {
+        const { streams, tokens, intervalMs, withStub, rounds, timing } = profile.latency;
+        const paced = { tokenIntervalMs: PACED_TOKEN_INTERVAL_MS };
+        const targets = [
+          { ...direct, headers: { [MOCK_BEHAVIOUR_HEADER]: JSON.stringify(paced) } },
+          via(gateway, 'mock-paced', GANTRY_HTTP),
+          ...(withStub ? [via(gateway, 'stub-paced', GANTRY_STUB)] : []),
+        ];
+        progress(`latency: ${streams} streams, ${intervalMs} ms between tokens, ${rounds} round(s)`);
+        const samples = targets.map((): LatencySamples => ({ ttft: new Samples(), gaps: new Samples() }));
+        const tallies = await interleave(targets, rounds, (target) =>
+          latencyRound(target, streams, tokens, intervalMs, timing, samples[targets.indexOf(target)]),
+        );
+        results.latency = targets.map((target, index) => latencyResult(target.label, { streams, tokens, intervalMs }, samples[index], tallies[index]));
+      }
+      if (wants('non-streaming')) {
+        const { concurrency, tokens, rounds, timing } = profile.nonStreaming;
+        progress(`non-streaming: ${concurrency} concurrent, ${rounds} round(s)`);
+        const targets = [direct, http, stub];
+        const tallies = await interleave(targets, rounds, (target) => nonStreamingRound(target, concurrency, tokens, timing));
+        results.nonStreaming = targets.map((target, index) => nonStreamingResult(target.label, concurrency, tokens, tallies[index]));
+      }
+      await stack.stop(gateway);
+    }
+
+    if (wants('observability')) {
+      const { streams, tokens, engines, rounds, timing } = profile.observability;
+      const sink = await startOtlpSink();
+      // Both gateways run at once (an idle one costs next to nothing), so that rounds alternate.
+      const off = await stack.startGateway('observability-off', gatewayConfig({ models, observability: 'off' }));
+      const on = await stack.startGateway('observability-on', gatewayConfig({ models, observability: { otlpEndpoint: sink.url } }));
+      const targetsOf = (gateway: ChildServer) =>
+        engines.map((engine) => (engine === 'http' ? via(gateway, 'mock', GANTRY_HTTP) : via(gateway, 'stub', GANTRY_STUB)));
+      await warmGateway(targetsOf(off), profile.gatewayWarmupMs, progress);
+      await warmGateway(targetsOf(on), profile.gatewayWarmupMs, progress);
+      progress(`observability: ${streams} streams, off / on, ${rounds} round(s)`);
+      const targets = engines.flatMap((_, index) => [targetsOf(off)[index], targetsOf(on)[index]]);
+      const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
+      const rows = targets.map((target, index) => streamingResult(target.label, streams, tokens, tallies[index]));
+      results.observability = {
+        off: rows.filter((_, index) => index % 2 === 0),
+        on: rows.filter((_, index) => index % 2 === 1),
+        sink: { requests: sink.requests, bytes: sink.bytes },
+      };
+      await stack.stop(off);
+      await stack.stop(on);
+      await sink.close();
+    }
+
+    if (wants('idle')) {
+      results.idle = [];
+      for (const engine of ['stub', 'http'] as const) {
+        // A fresh mock and gateway per engine: memory is measured from a clean baseline.
+        const upstream = engine === 'http' ? await stack.startMock() : undefined;
+        const idleModels = upstream ? benchModels(upstream.url.toString()) : models;
+        const gateway = await stack.startGateway(`idle-${engine}`, gatewayConfig({ models: idleModels, keepaliveMs: profile.idle.keepaliveMs }));
+        const target: BenchTarget = {
+          label: engine === 'http' ? GANTRY_HTTP : GANTRY_STUB,
+          chatUrl: chatUrlOf(gateway.url),
+          model: engine === 'http' ? 'mock-idle' : 'stub-idle',
+          gatewayPid: gateway.pid,
+          upstreamPid: upstream?.pid,
+        };
+        progress(`idle: ${target.label}, ${profile.idle.streams} streams for ${profile.idle.holdMs / 1000} s`);
+        results.idle.push(await measureIdleStreams(target, profile.idle));
+        await stack.stop(gateway);
+        if (upstream) await stack.stop(upstream);
+      }
+    }
+
+    if (wants('llama')) results.llama = await runLlama(stack, options, progress);
+  } finally {
+    await stack.dispose();
+  }
+  results.durationMs = performance.now() - started;
+  return results;
+}
+
+async function warmGateway(targets: BenchTarget[], durationMs: number, progress: Progress): Promise<void> {
+  progress(`warming up a fresh gateway for ${durationMs / 1000} s`);
+  for (const target of targets) await warmUp(target, 16, 256, durationMs / targets.length);
+}
+
+function profilerArgs(options: BenchOptions): string[] {
+  if (options.profileGateways === undefined) return [];
+  const dir = resolve(options.outDir, 'profiles');
+  return options.profileGateways === 'cpu' ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : ['--heap-prof', `--heap-prof-dir=${dir}`];
+}
+
+const LLAMA_MODEL = 'tiny (random weights, 2 layers, 64 dims; CPU, 1 thread)';
+
+async function runLlama(stack: BenchStack, options: BenchOptions, progress: Progress): Promise<BenchResults['llama']> {
+  const { concurrencies, maxTokens, timing } = options.profile.llama;
+  const modelPath = stack.path('tiny.gguf');
+  let gateway: ChildServer;
+  try {
+    await promisify(execFile)(process.execPath, ['dist/scripts/make-tiny-gguf.js', modelPath], { cwd: stack.root });
+    const model = { name: 'tiny', engine: 'llama', modelPath, threads: 1, gpu: false, sequences: Math.max(...concurrencies), contextSize: 1024 };
+    gateway = await stack.startGateway('llama', gatewayConfig({ models: [model] }));
+  } catch (error) {
+    return { available: false, reason: (error as Error).message.split('\n')[0] };
+  }
+  const target: BenchTarget = { label: 'gantry llama', chatUrl: chatUrlOf(gateway.url), model: 'tiny', promptWords: 8, gatewayPid: gateway.pid };
+  const results = [];
+  for (const streams of concurrencies) {
+    progress(`llama: ${streams} stream(s), up to ${maxTokens} tokens each`);
+    results.push(await measureStreaming(target, streams, maxTokens, timing));
+  }
+  await stack.stop(gateway);
+  return { available: true, model: LLAMA_MODEL, results };
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import { renderReport } from './report.js';
+import type { StreamingResult } from './streaming-load.js';
+import { checkTargets } from './targets.js';
+
+const streaming = (target: string, chunksPerSecond: number, gatewayMicrosPerUnit?: number): StreamingResult => ({
+  target,
+  streams: 64,
+  tokensPerStream: 256,
+  chunksPerSecond,
+  tokensPerSecond: chunksPerSecond * 0.99,
+  rounds: 1,
+  requestsCompleted: 100,
+  cpu: { gatewayMicrosPerUnit, gatewayCores: gatewayMicrosPerUnit ? 0.9 : undefined },
+  failures: {},
+});
+const summary = (p50: number, p99: number) => ({ count: 100, mean: p50, p50, p90: p99, p99, max: p99 });
+
+const results: BenchResults = {
+  startedAt: '2026-01-01T00:00:00.000Z',
+  profile: 'full',
+  durationMs: 150_000,
+  machine: { cpus: 2, cpuModel: 'test CPU', memoryBytes: 1, node: 'v20', platform: 'linux' },
+  throughput: [streaming(DIRECT, 100_000), streaming(GANTRY_HTTP, 80_000, 9.5), streaming(GANTRY_STUB, 150_000, 4)],
+  latency: [
+    { target: DIRECT, streams: 64, tokensPerStream: 64, tokenIntervalMs: 10, rounds: 1, ttft: summary(2, 5), interChunk: summary(10, 11), cpu: {}, failures: {} },
+    { target: GANTRY_HTTP, streams: 64, tokensPerStream: 64, tokenIntervalMs: 10, rounds: 1, ttft: summary(3.5, 9), interChunk: summary(10, 12.5), cpu: {}, failures: {} },
+  ],
+  nonStreaming: [
+    { target: DIRECT, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 10_000, cpu: {}, failures: {} },
+    { target: GANTRY_HTTP, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 6_500, cpu: { gatewayMicrosPerUnit: 120 }, failures: {} },
+  ],
+  idle: [
+    {
+      target: GANTRY_STUB,
+      streams: 5000,
+      opened: 5000,
+      openMs: 2100,
+      holdMs: 20_000,
+      gatewayRssBeforeBytes: 100e6,
+      gatewayRssAfterBytes: 200e6,
+      gatewayRssPerStreamBytes: 20 * 1024,
+      gatewayCores: 0.1,
+      heartbeats: { delivered: 100_000, expected: 100_000, lateness: summary(1, 60) },
+      errors: 0,
+      failures: {},
+    },
+  ],
+};
+
+describe('checkTargets', () => {
+  it('judges ratios against direct and added latency against the direct run', () => {
+    const checks = checkTargets(results);
+    const byName = (start: string) => checks.find((check) => check.name.startsWith(start));
+    expect(byName('streaming chunks/s')).toMatchObject({ measured: '0.80x', met: true });
+    expect(byName('gateway CPU per streamed chunk')).toMatchObject({ measured: '9.5 µs' });
+    expect(byName('gateway CPU per streamed chunk')?.met).toBeUndefined();
+    expect(byName('added inter-chunk gap p99')).toMatchObject({ measured: '1.50 ms', met: true });
+    expect(byName('added time to first token p50')).toMatchObject({ measured: '1.50 ms', met: false });
+    expect(byName('idle RSS per stream, stub')).toMatchObject({ measured: '20.0 KB', met: true });
+    expect(byName('idle stream errors, stub')).toMatchObject({ met: true });
+    expect(byName('heartbeat lateness p99, stub')).toMatchObject({ measured: '60.0 ms', met: false });
+    expect(byName('non-streaming')).toMatchObject({ measured: '0.65x', met: true });
+  });
+});
+
+describe('renderReport', () => {
+  it('prints each scenario as a table with ratios to direct, then the targets', () => {
+    const report = renderReport(results, checkTargets(results));
+    const cells = (start: string, after = '') =>
+      report
+        .slice(report.indexOf(after))
+        .split('\n')
+        .find((line) => line.startsWith(start))
+        ?.split(/ {2,}/);
+    expect(report).toContain('Streaming throughput (256 tokens per stream, no delay between tokens)');
+    expect(cells('     64  gantry http')).toEqual(['', '64', 'gantry http', '80,000', '79,200', '0.80x', '9.5', '90%', '0']);
+    expect(cells('gantry http', 'Latency')).toEqual(['gantry http', '3.5', '9', '+1.50', '10', '12.5', '+1.50', '100', '100', '0']);
+    expect(cells('added time to first token p50')).toEqual(['added time to first token p50, 64 streams', '< 1 ms', '1.50 ms', 'NO']);
+    expect(report).not.toContain('indicative');
+  });
+});

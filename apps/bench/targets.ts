@@ -1,0 +1,69 @@
+import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+
+/** One target of issue 8, as measured: `met` is undefined for figures that are reported, not judged. */
+export interface TargetCheck {
+  name: string;
+  goal: string;
+  measured: string;
+  value?: number;
+  met?: boolean;
+}
+
+const KB = 1024;
+
+/** The targets (docs/benchmarks.md), checked against a run's results; unmeasured ones are left out. */
+export function checkTargets(results: BenchResults): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const atLeast = (name: string, goal: number, value: number | undefined, unit = 'x') =>
+    value !== undefined && checks.push({ name, goal: `>= ${goal}${unit}`, measured: `${value.toFixed(2)}${unit}`, value, met: value >= goal });
+  const below = (name: string, goal: number, value: number | undefined, unit: string, digits = 2) =>
+    value !== undefined && checks.push({ name, goal: `< ${goal} ${unit}`, measured: `${value.toFixed(digits)} ${unit}`, value, met: value < goal });
+
+  const throughput = results.throughput ?? [];
+  const maxStreams = Math.max(0, ...throughput.map((row) => row.streams));
+  const at = (label: string) => throughput.find((row) => row.target === label && row.streams === maxStreams);
+  const directStreaming = at(DIRECT);
+  const httpStreaming = at(GANTRY_HTTP);
+  if (directStreaming && httpStreaming) {
+    atLeast(`streaming chunks/s, HTTP engine vs direct, ${maxStreams} streams`, 0.7, httpStreaming.chunksPerSecond / directStreaming.chunksPerSecond);
+    const micros = httpStreaming.cpu.gatewayMicrosPerUnit;
+    if (micros !== undefined) {
+      checks.push({ name: `gateway CPU per streamed chunk, HTTP engine, ${maxStreams} streams`, goal: 'report (nginx 7-12, Portkey 20-23)', measured: `${micros.toFixed(1)} µs`, value: micros });
+    }
+  }
+
+  const latency = results.latency ?? [];
+  const directLatency = latency.find((row) => row.target === DIRECT);
+  const httpLatency = latency.find((row) => row.target === GANTRY_HTTP);
+  if (directLatency && httpLatency) {
+    const streams = httpLatency.streams;
+    const added = (gateway?: number, baseline?: number) => (gateway === undefined || baseline === undefined ? undefined : gateway - baseline);
+    below(`added inter-chunk gap p99, ${streams} streams`, 2, added(httpLatency.interChunk.p99, directLatency.interChunk.p99), 'ms');
+    below(`added time to first token p50, ${streams} streams`, 1, added(httpLatency.ttft.p50, directLatency.ttft.p50), 'ms');
+  }
+
+  for (const idle of results.idle ?? []) {
+    const engine = idle.target === GANTRY_STUB ? 'stub' : 'HTTP';
+    const limitKb = idle.target === GANTRY_STUB ? 24 : 32;
+    below(`idle RSS per stream, ${engine} engine, ${idle.opened} streams`, limitKb, idle.gatewayRssPerStreamBytes / KB, 'KB', 1);
+    checks.push({ name: `idle stream errors, ${engine} engine`, goal: '0', measured: String(idle.errors), value: idle.errors, met: idle.errors === 0 && idle.opened === idle.streams });
+    below(`heartbeat lateness p99, ${engine} engine`, 50, idle.heartbeats.lateness.p99, 'ms', 1);
+  }
+
+  const nonStreaming = results.nonStreaming ?? [];
+  const directJson = nonStreaming.find((row) => row.target === DIRECT);
+  const httpJson = nonStreaming.find((row) => row.target === GANTRY_HTTP);
+  if (directJson && httpJson) {
+    atLeast(`non-streaming requests/s, HTTP engine vs direct, ${httpJson.concurrency} concurrent`, 0.6, httpJson.requestsPerSecond / directJson.requestsPerSecond);
+  }
+
+  if (results.observability) {
+    for (const on of results.observability.on) {
+      const off = results.observability.off.find((row) => row.target === on.target);
+      if (!off) continue;
+      const ratio = on.chunksPerSecond / off.chunksPerSecond;
+      checks.push({ name: `metrics+tracing on/off chunks/s, ${on.target}`, goal: 'report', measured: `${ratio.toFixed(2)}x`, value: ratio });
+    }
+  }
+  return checks;
+}
