@@ -50,7 +50,7 @@ export class ChatChunkDecoder {
     const chunk = parseChunk(data);
     if ((chunk.error !== undefined && chunk.error !== null) || chunk.object === 'error') throw upstreamFrameError(chunk);
 
-    const choice = chunk.choices?.find((candidate) => (candidate.index ?? 0) === 0);
+    const choice = firstChoiceOf(chunk.choices);
     const deltas = choice?.delta ? this.deltasOf(choice.delta) : [];
     if (choice) this.noteFinish(choice);
     if (deltas.length > 0) {
@@ -61,7 +61,9 @@ export class ChatChunkDecoder {
     const counted = this.count(deltas, chunk.usage);
     const timed = this.readTimings(chunk.timings);
     if (deltas.length === 0 && !counted && !timed) return [];
-    return [{ type: 'ack', usage: this.usage, timings: this.timings() }, ...deltas];
+    const events: EngineEvent[] = deltas;
+    events.unshift({ type: 'ack', usage: this.usage, timings: this.timings() });
+    return events;
   }
 
   /** The body ended. Without `[DONE]`, a stream that reported its finish reason still counts as whole. */
@@ -171,6 +173,13 @@ function parseChunk(data: string): UpstreamChunk {
     throw upstreamProtocolError('The upstream sent a stream event that is not a JSON object.');
   }
   return parsed as UpstreamChunk;
+}
+
+/** The choice with index 0 (the only one Gantry asks for), without a closure per chunk. */
+function firstChoiceOf(choices: UpstreamChoice[] | null | undefined): UpstreamChoice | undefined {
+  if (!choices) return undefined;
+  for (const choice of choices) if ((choice.index ?? 0) === 0) return choice;
+  return undefined;
 }
 
 function toTokenUsage(usage: UpstreamUsage, countedReasoning: number): TokenUsage {
