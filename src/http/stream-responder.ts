@@ -60,7 +60,8 @@ export class StreamResponder {
       const onClose = () => {
         if (!writer.isEnded) subscriber.complete();
       };
-      response.once('close', onClose);
+      // `on`, not `once` ('close' is emitted once): `once` wraps each listener per stream.
+      response.on('close', onClose);
       // Each event goes to the encoder first, then on to the interceptors; a failure is kept to
       // be passed on once the encoder wrote its in-band error frame and the response ended.
       const input$ = new Observable<EngineEvent>((input) =>
@@ -140,7 +141,7 @@ export class StreamResponder {
   /** The exchange is in flight until its response closes: finished and handed over, or hung up. */
   private trackInFlight(response: ServerResponse): void {
     const leave = this.lifecycle.enter();
-    response.once('close', leave);
+    response.on('close', leave);
     if (response.destroyed) leave();
   }
 

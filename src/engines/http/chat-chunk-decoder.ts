@@ -118,9 +118,10 @@ export class ChatChunkDecoder {
   /** Updates the counters; true when they changed. */
   private count(deltas: OutputEvent[], usage: UpstreamUsage | null | undefined): boolean {
     if (usage) {
-      const reported = toTokenUsage(usage, this.usage.reasoningTokens + (deltas.some(isReasoning) ? 1 : 0));
-      const changed = !sameUsage(reported, this.usage);
-      this.usage = reported;
+      const countedReasoning = this.usage.reasoningTokens + (deltas.some(isReasoning) ? 1 : 0);
+      // A new usage object only when a counter moved: continuous usage repeats itself on most chunks.
+      const changed = !sameAsUpstream(this.usage, usage, countedReasoning);
+      if (changed) this.usage = toTokenUsage(usage, countedReasoning);
       return changed || deltas.length > 0;
     }
     if (deltas.length === 0) return false;
@@ -191,12 +192,12 @@ function toTokenUsage(usage: UpstreamUsage, countedReasoning: number): TokenUsag
   };
 }
 
-function sameUsage(left: TokenUsage, right: TokenUsage): boolean {
+function sameAsUpstream(current: TokenUsage, usage: UpstreamUsage, countedReasoning: number): boolean {
   return (
-    left.promptTokens === right.promptTokens &&
-    left.completionTokens === right.completionTokens &&
-    left.cachedTokens === right.cachedTokens &&
-    left.reasoningTokens === right.reasoningTokens
+    current.promptTokens === (usage.prompt_tokens ?? 0) &&
+    current.completionTokens === (usage.completion_tokens ?? 0) &&
+    current.cachedTokens === (usage.prompt_tokens_details?.cached_tokens ?? 0) &&
+    current.reasoningTokens === (usage.completion_tokens_details?.reasoning_tokens ?? countedReasoning)
   );
 }
 
