@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { tap, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
@@ -7,7 +7,11 @@ import { ModelRegistry } from '../engines/model-registry.js';
 import { GenerationTelemetry, type ApiName } from '../observability/generation-telemetry.js';
 import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from './request-limits.js';
 
-/** A generation accepted for a model: nothing runs until `events$` is subscribed. */
+/**
+ * A generation accepted for a model: nothing runs until `events$` is subscribed. Whoever consumes
+ * `events$` folds each event into `telemetry` (`observe`) before passing it on (StreamResponder
+ * does): a `tap` here would cost every event of every stream one more hop.
+ */
 export interface AcceptedGeneration {
   events$: Observable<EngineEvent>;
   telemetry: GenerationTelemetry;
@@ -27,7 +31,7 @@ export class GenerationService {
 
   /**
    * @param httpRequest the request being served: its telemetry (shared with the interceptors)
-   *   records the admission and every event, and carries the trace context to the engine.
+   *   records the admission, and carries the trace context to the engine.
    * @param names the client protocol's names for the limited fields, used in refusals.
    */
   accept(
@@ -43,9 +47,7 @@ export class GenerationService {
     const telemetry = GenerationTelemetry.of(httpRequest);
     telemetry.markAccepted({ api, model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
     const traced: GenerationRequest = { ...limited, traceHeaders: telemetry.traceHeaders };
-    const events$ = model.admission
-      .run(model.engine.generate(traced), () => telemetry.markAdmitted())
-      .pipe(tap((event) => telemetry.observe(event)));
+    const events$ = model.admission.run(model.engine.generate(traced), () => telemetry.markAdmitted());
     return { events$, telemetry };
   }
 

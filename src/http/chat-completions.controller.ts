@@ -29,7 +29,7 @@ export class ChatCompletionsController {
     });
     const identity = { id: newId('chatcmpl-'), model: body.model, created: unixSeconds() };
     if (!body.stream) {
-      return this.responder.json(reply, events$, (result) => toChatCompletion(result, identity), 'openai');
+      return this.responder.json(reply, { events$, telemetry }, (result) => toChatCompletion(result, identity), 'openai');
     }
     return this.responder.sse(
       reply,

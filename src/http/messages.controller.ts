@@ -30,7 +30,7 @@ export class MessagesController {
     const { events$, telemetry } = this.generations.accept(decodeMessagesRequest(body), 'messages', body.stream === true, reply.request);
     const identity = { id: newId('msg_'), model: body.model };
     if (!body.stream) {
-      return this.responder.json(reply, events$, (result) => toAnthropicMessage(result, identity), 'anthropic');
+      return this.responder.json(reply, { events$, telemetry }, (result) => toAnthropicMessage(result, identity), 'anthropic');
     }
     return this.responder.sse(reply, { events$, telemetry }, encodeMessagesStream(identity));
   }

@@ -30,7 +30,7 @@ export class ResponsesController {
     });
     const envelope = responseEnvelope(newId('resp_'), unixSeconds(), body);
     if (!body.stream) {
-      return this.responder.json(reply, events$, (result) => toResponseBody(result, envelope), 'openai');
+      return this.responder.json(reply, { events$, telemetry }, (result) => toResponseBody(result, envelope), 'openai');
     }
     return this.responder.sse(reply, { events$, telemetry }, encodeResponsesStream(envelope));
   }

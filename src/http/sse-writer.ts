@@ -14,6 +14,11 @@ export class SseWriter {
   private flushQueued = false;
   private waitingForDrain = false;
   private ended = false;
+  /** One function per stream for the end-of-turn flush, not one per write. */
+  private readonly flushAtTurnEnd = () => {
+    this.flushQueued = false;
+    this.flush();
+  };
 
   constructor(
     private readonly response: ServerResponse,
@@ -46,10 +51,7 @@ export class SseWriter {
     }
     if (!this.flushQueued) {
       this.flushQueued = true;
-      queueMicrotask(() => {
-        this.flushQueued = false;
-        this.flush();
-      });
+      queueMicrotask(this.flushAtTurnEnd);
     }
   }
 

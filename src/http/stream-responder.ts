@@ -20,6 +20,8 @@ import { SseWriter } from './sse-writer.js';
  *
  * Both return the engine events themselves, so that Nest interceptors wrapping the handler see
  * (and can `tap`) every event of every request; writing is a side effect of that subscription.
+ * Each event is folded into the request's telemetry first, before the encoder or any
+ * interceptor sees it.
  * The stream is torn down, and the engine work cancelled, when the client hangs up. Each exchange
  * counts as in flight for the LifecycleService until its response closes, and fails with
  * `unavailable` (in-band, once the stream is open) when a shutdown's drain deadline passes.
@@ -58,12 +60,14 @@ export class StreamResponder {
       const onClose = () => {
         if (!writer.isEnded) subscriber.complete();
       };
-      response.once('close', onClose);
+      // `on`, not `once` ('close' is emitted once): `once` wraps each listener per stream.
+      response.on('close', onClose);
       // Each event goes to the encoder first, then on to the interceptors; a failure is kept to
       // be passed on once the encoder wrote its in-band error frame and the response ended.
       const input$ = new Observable<EngineEvent>((input) =>
         events$.pipe(this.lifecycle.endAtDrainDeadline()).subscribe({
           next: (event) => {
+            telemetry.observe(event);
             input.next(event);
             subscriber.next(event);
           },
@@ -95,7 +99,7 @@ export class StreamResponder {
 
   json(
     reply: FastifyReply,
-    events$: Observable<EngineEvent>,
+    { events$, telemetry }: AcceptedGeneration,
     toBody: (result: GenerationResult) => unknown,
     dialect: ErrorDialect,
   ): Observable<EngineEvent> {
@@ -113,6 +117,7 @@ export class StreamResponder {
       reply.raw.once('close', onClose);
       const sourceSubscription = events$.pipe(this.lifecycle.endAtDrainDeadline()).subscribe({
         next: (event) => {
+          telemetry.observe(event);
           input.next(event);
           subscriber.next(event);
         },
@@ -136,7 +141,7 @@ export class StreamResponder {
   /** The exchange is in flight until its response closes: finished and handed over, or hung up. */
   private trackInFlight(response: ServerResponse): void {
     const leave = this.lifecycle.enter();
-    response.once('close', leave);
+    response.on('close', leave);
     if (response.destroyed) leave();
   }
 

@@ -31,10 +31,24 @@ export interface ObservedRequest {
  * are not events (accepted, admitted, heartbeat). Subclasses override the hooks they need and
  * register as `APP_INTERCEPTOR` providers; they never touch engines or encoders.
  * Hooks must not throw: they run inside the response stream.
+ *
+ * One interceptor may also run the hooks of several (`ObservabilityInterceptor` hosts the built-in
+ * metrics, tracing and request log): each Nest interceptor costs every request an operator layer
+ * and a subscriber, and every event a hop through them. Hosted hooks run as if each were its own
+ * interceptor, the first one outermost: `onStart` and the lifecycle hooks in list order, `onEvent`
+ * and `onEnd` in reverse (inner interceptors see an event, and the end, first).
  */
 @Injectable()
 export abstract class GenerationInterceptor implements NestInterceptor {
-  constructor(@Inject(Reflector) private readonly reflector: Reflector) {}
+  /** Whose hooks run, outermost first: this interceptor's own unless it hosts others. */
+  private readonly hosted: readonly GenerationInterceptor[];
+
+  constructor(
+    @Inject(Reflector) private readonly reflector: Reflector,
+    hosted?: readonly GenerationInterceptor[],
+  ) {
+    this.hosted = hosted ?? [this];
+  }
 
   protected onStart(_telemetry: GenerationTelemetry, _request: ObservedRequest): void {}
   protected onAccepted(_telemetry: GenerationTelemetry): void {}
@@ -46,14 +60,17 @@ export abstract class GenerationInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const api = this.reflector.get<ApiName | undefined>(GENERATION_API, context.getHandler());
     if (api === undefined) return next.handle();
+    const hosted = this.hosted;
     const request = context.switchToHttp().getRequest<ObservedRequest>();
     const telemetry = GenerationTelemetry.of(request);
     telemetry.api = api;
-    this.onStart(telemetry, request);
+    for (const hooks of hosted) hooks.onStart(telemetry, request);
     const stopListening = telemetry.onSignal((signal) => {
-      if (signal === 'accepted') this.onAccepted(telemetry);
-      else if (signal === 'admitted') this.onAdmitted(telemetry);
-      else this.onHeartbeat(telemetry);
+      for (const hooks of hosted) {
+        if (signal === 'accepted') hooks.onAccepted(telemetry);
+        else if (signal === 'admitted') hooks.onAdmitted(telemetry);
+        else hooks.onHeartbeat(telemetry);
+      }
     });
 
     let ended = false;
@@ -61,13 +78,13 @@ export abstract class GenerationInterceptor implements NestInterceptor {
       if (ended) return;
       ended = true;
       stopListening();
-      this.onEnd(telemetry, outcome);
+      for (let index = hosted.length - 1; index >= 0; index -= 1) hosted[index].onEnd(telemetry, outcome);
     };
-    // One subscriber per interceptor (not tap + finalize): it sees every event of every stream.
+    // One subscriber for all hosted hooks (not tap + finalize): it sees every event of every stream.
     return new Observable<unknown>((subscriber) => {
       const subscription = next.handle().subscribe({
         next: (event) => {
-          this.onEvent(telemetry, event as EngineEvent);
+          for (let index = hosted.length - 1; index >= 0; index -= 1) hosted[index].onEvent(telemetry, event as EngineEvent);
           subscriber.next(event);
         },
         error: (error: unknown) => {

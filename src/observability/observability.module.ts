@@ -1,13 +1,15 @@
-import { type DynamicModule, Module, type Provider } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
+import { APP_INTERCEPTOR, Reflector } from '@nestjs/core';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { GantryLogger } from './logging/gantry-logger.js';
 import { gantryLoggerModule } from './logging/logging.module.js';
 import { RequestLogInterceptor } from './logging/request-log.interceptor.js';
+import type { GenerationInterceptor } from './generation-interceptor.js';
 import { GantryMetrics } from './metrics/gantry-metrics.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { MetricsInterceptor } from './metrics/metrics.interceptor.js';
+import { ObservabilityInterceptor } from './observability.interceptor.js';
 import { GantryTracer, SpanExporterOverride } from './tracing/gantry-tracer.js';
 import { TracingInterceptor } from './tracing/tracing.interceptor.js';
 
@@ -19,23 +21,30 @@ export interface ObservabilityOptions {
 }
 
 /**
- * Metrics, tracing and request logs, each a GenerationInterceptor registered as a global
- * interceptor. What is switched off in the configuration is not registered at all, so it costs
- * nothing. GantryMetrics is exported for plugins that add metrics of their own.
+ * Request logs, metrics and tracing, each a GenerationInterceptor, all hosted by one global
+ * ObservabilityInterceptor (the request log outermost, as when each was its own interceptor).
+ * What is switched off in the configuration is not registered at all, so it costs nothing.
+ * GantryMetrics is exported for plugins that add metrics of their own.
  */
 @Module({})
 export class ObservabilityModule {
   static forRoot(config: GatewayConfig, options: ObservabilityOptions = {}): DynamicModule {
     const { metrics, tracing } = config.observability;
-    const providers: Provider[] = [GantryMetrics, GantryLogger, { provide: APP_INTERCEPTOR, useClass: RequestLogInterceptor }];
-    if (metrics.enabled) providers.push({ provide: APP_INTERCEPTOR, useClass: MetricsInterceptor });
+    const hosted: Array<Type<GenerationInterceptor>> = [RequestLogInterceptor];
+    if (metrics.enabled) hosted.push(MetricsInterceptor);
+    const providers: Provider[] = [GantryMetrics, GantryLogger];
     if (tracing.exporter !== 'none' || options.spanExporter) {
-      providers.push(
-        GantryTracer,
-        { provide: SpanExporterOverride, useValue: options.spanExporter ? { exporter: options.spanExporter } : null },
-        { provide: APP_INTERCEPTOR, useClass: TracingInterceptor },
-      );
+      hosted.push(TracingInterceptor);
+      providers.push(GantryTracer, {
+        provide: SpanExporterOverride,
+        useValue: options.spanExporter ? { exporter: options.spanExporter } : null,
+      });
     }
+    providers.push(...hosted, {
+      provide: APP_INTERCEPTOR,
+      useFactory: (reflector: Reflector, ...interceptors: GenerationInterceptor[]) => new ObservabilityInterceptor(reflector, interceptors),
+      inject: [Reflector, ...hosted],
+    });
     return {
       module: ObservabilityModule,
       global: true,

@@ -50,7 +50,7 @@ export class ChatChunkDecoder {
     const chunk = parseChunk(data);
     if ((chunk.error !== undefined && chunk.error !== null) || chunk.object === 'error') throw upstreamFrameError(chunk);
 
-    const choice = chunk.choices?.find((candidate) => (candidate.index ?? 0) === 0);
+    const choice = firstChoiceOf(chunk.choices);
     const deltas = choice?.delta ? this.deltasOf(choice.delta) : [];
     if (choice) this.noteFinish(choice);
     if (deltas.length > 0) {
@@ -61,7 +61,9 @@ export class ChatChunkDecoder {
     const counted = this.count(deltas, chunk.usage);
     const timed = this.readTimings(chunk.timings);
     if (deltas.length === 0 && !counted && !timed) return [];
-    return [{ type: 'ack', usage: this.usage, timings: this.timings() }, ...deltas];
+    const events: EngineEvent[] = deltas;
+    events.unshift({ type: 'ack', usage: this.usage, timings: this.timings() });
+    return events;
   }
 
   /** The body ended. Without `[DONE]`, a stream that reported its finish reason still counts as whole. */
@@ -116,9 +118,10 @@ export class ChatChunkDecoder {
   /** Updates the counters; true when they changed. */
   private count(deltas: OutputEvent[], usage: UpstreamUsage | null | undefined): boolean {
     if (usage) {
-      const reported = toTokenUsage(usage, this.usage.reasoningTokens + (deltas.some(isReasoning) ? 1 : 0));
-      const changed = !sameUsage(reported, this.usage);
-      this.usage = reported;
+      const countedReasoning = this.usage.reasoningTokens + (deltas.some(isReasoning) ? 1 : 0);
+      // A new usage object only when a counter moved: continuous usage repeats itself on most chunks.
+      const changed = !sameAsUpstream(this.usage, usage, countedReasoning);
+      if (changed) this.usage = toTokenUsage(usage, countedReasoning);
       return changed || deltas.length > 0;
     }
     if (deltas.length === 0) return false;
@@ -173,6 +176,13 @@ function parseChunk(data: string): UpstreamChunk {
   return parsed as UpstreamChunk;
 }
 
+/** The choice with index 0 (the only one Gantry asks for), without a closure per chunk. */
+function firstChoiceOf(choices: UpstreamChoice[] | null | undefined): UpstreamChoice | undefined {
+  if (!choices) return undefined;
+  for (const choice of choices) if ((choice.index ?? 0) === 0) return choice;
+  return undefined;
+}
+
 function toTokenUsage(usage: UpstreamUsage, countedReasoning: number): TokenUsage {
   return {
     promptTokens: usage.prompt_tokens ?? 0,
@@ -182,12 +192,12 @@ function toTokenUsage(usage: UpstreamUsage, countedReasoning: number): TokenUsag
   };
 }
 
-function sameUsage(left: TokenUsage, right: TokenUsage): boolean {
+function sameAsUpstream(current: TokenUsage, usage: UpstreamUsage, countedReasoning: number): boolean {
   return (
-    left.promptTokens === right.promptTokens &&
-    left.completionTokens === right.completionTokens &&
-    left.cachedTokens === right.cachedTokens &&
-    left.reasoningTokens === right.reasoningTokens
+    current.promptTokens === (usage.prompt_tokens ?? 0) &&
+    current.completionTokens === (usage.completion_tokens ?? 0) &&
+    current.cachedTokens === (usage.prompt_tokens_details?.cached_tokens ?? 0) &&
+    current.reasoningTokens === (usage.completion_tokens_details?.reasoning_tokens ?? countedReasoning)
   );
 }
 

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { defer, finalize, Observable, Subscription, tap } from 'rxjs';
+import { Observable, Subscription, type Observer } from 'rxjs';
 import type { HttpModelConfig } from '../../config/model-config.js';
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
@@ -70,7 +70,7 @@ export class HttpEngine extends InferenceEngine {
         }
         tried.add(replica);
         attempts.add(
-          this.attempt(replica, body, request.traceHeaders).subscribe({
+          this.attempt(replica, body, request.traceHeaders ?? {}, {
             next: (event) => {
               emitted = true;
               subscriber.next(event);
@@ -112,28 +112,36 @@ export class HttpEngine extends InferenceEngine {
   /**
    * One request on one replica: counted as outstanding while subscribed, judged when it ends.
    * The caller's trace context (`traceparent`) goes with it so the upstream continues the trace.
+   * It feeds `observer` directly (not through `tap` and `finalize`): every event of every stream
+   * crosses this, and each operator layer is a hop per event and a subscriber per stream.
    */
-  private attempt(replica: Replica, body: string, traceHeaders: Record<string, string> = {}): Observable<EngineEvent> {
-    return defer(() => {
-      replica.outstanding += 1;
-      return this.connections
-        .get(replica)!
-        .streamChat(body, { ...traceHeaders, ...this.headers })
-        .pipe(
-          decodeUpstreamSse(),
-          tap({
-            complete: () => this.pool.recordSuccess(replica),
-            error: (error: unknown) => {
-              if (!(error instanceof UpstreamError) || !error.replicaFault) return;
-              const ejectedForMs = this.pool.recordFailure(replica);
-              if (ejectedForMs !== undefined) {
-                this.logger.warn(`Model '${this.config.name}': replica ${replica.label} ejected for ${ejectedForMs} ms (${error.message})`);
-              }
-            },
-          }),
-          finalize(() => (replica.outstanding -= 1)),
-        );
-    });
+  private attempt(replica: Replica, body: string, traceHeaders: Record<string, string>, observer: Observer<EngineEvent>): Subscription {
+    replica.outstanding += 1;
+    const subscription = this.connections
+      .get(replica)!
+      .streamChat(body, { ...traceHeaders, ...this.headers })
+      .pipe(decodeUpstreamSse())
+      .subscribe({
+        next: observer.next,
+        error: (error: unknown) => {
+          this.recordFailure(replica, error);
+          observer.error(error);
+        },
+        complete: () => {
+          this.pool.recordSuccess(replica);
+          observer.complete();
+        },
+      });
+    subscription.add(() => (replica.outstanding -= 1));
+    return subscription;
+  }
+
+  private recordFailure(replica: Replica, error: unknown): void {
+    if (!(error instanceof UpstreamError) || !error.replicaFault) return;
+    const ejectedForMs = this.pool.recordFailure(replica);
+    if (ejectedForMs !== undefined) {
+      this.logger.warn(`Model '${this.config.name}': replica ${replica.label} ejected for ${ejectedForMs} ms (${error.message})`);
+    }
   }
 
   private exhausted(triedCount: number, lastError: UpstreamError | undefined): EngineError {
