@@ -1,37 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startCli as spawnCli, writeConfig } from './support/cli-process.js';
 import { readJson } from './support/gateway.js';
 
-// The CLI as operators run it: the built entry point (npm test builds first), a real process.
-const ENTRY = join(import.meta.dirname, '..', 'dist', 'src', 'main.js');
 const running: ChildProcess[] = [];
 
+/** The built CLI as a real process, killed after each test. */
 function startCli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [ENTRY, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const listening = new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', () => {
-      const match = /Gantry listening on (http:\/\/\S+)/.exec(stdout);
-      if (match) resolve(match[1]);
-    });
-    void exited.then((code) => reject(new Error(`exited with ${code}: ${stderr}`)));
-  });
-  listening.catch(() => undefined);
-  return { child, exited, listening, output: () => ({ stdout, stderr }) };
-}
-
-function writeConfig(text: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'gantry-cli-')), 'gantry.yaml');
-  writeFileSync(file, text);
-  return file;
+  const cli = spawnCli(args, env);
+  running.push(cli.child);
+  return cli;
 }
 
 afterEach(() => {
