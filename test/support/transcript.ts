@@ -74,3 +74,12 @@ export const scripts = {
   ],
   failureAfterHeartbeat: (): StreamEvent[] => [{ type: 'heartbeat', n: 0 }, ackOf(3, 0)],
 };
+
+/** The JSON payload of every frame of an SSE transcript (frames with an `event:` line). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function payloadsOf(transcript: string): any[] {
+  return transcript
+    .trim()
+    .split('\n\n')
+    .map((frame) => JSON.parse(frame.split('\ndata: ')[1]));
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scripts, transcriptOf } from '../../../test/support/transcript.js';
+import { payloadsOf, scripts, transcriptOf } from '../../../test/support/transcript.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { encodeMessagesStream } from './encode-messages-stream.js';
 
@@ -47,7 +47,7 @@ describe('encodeMessagesStream with interleaved tool calls', () => {
       ],
       encoder(),
     );
-    const events = text.trim().split('\n\n').map((frame) => JSON.parse(frame.split('\ndata: ')[1]));
+    const events = payloadsOf(text);
     const starts = events.filter((event) => event.type === 'content_block_start');
     expect(starts.map((event) => [event.index, event.content_block.name, event.content_block.id])).toEqual([
       [0, 'f', 'a'],

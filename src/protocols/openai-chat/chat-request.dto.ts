@@ -12,13 +12,13 @@ import {
   IsNumber,
   IsOptional,
   IsString,
-  Matches,
   Max,
   Min,
   ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { FunctionDefinitionDto } from '../function-definition.dto.js';
 import { IsKeywordOrObject, IsPlainObject, IsStringOrStringList } from '../validation/custom-validators.js';
 
 export class StreamOptionsDto {
@@ -94,31 +94,13 @@ export class ChatToolCallDto {
   function!: ChatFunctionCallDto;
 }
 
-export class ChatFunctionDefinitionDto {
-  @IsString()
-  @Matches(/^[a-zA-Z0-9_.-]{1,64}$/, { message: 'function names are 1-64 letters, digits, _ . or -' })
-  name!: string;
-
-  @IsOptional()
-  @IsString()
-  description?: string;
-
-  @IsOptional()
-  @IsPlainObject()
-  parameters?: Record<string, unknown>;
-
-  @IsOptional()
-  @IsBoolean()
-  strict?: boolean;
-}
-
 export class ChatToolDto {
   @Equals('function', { message: 'only function tools are supported' })
   type!: 'function';
 
   @ValidateNested()
-  @Type(() => ChatFunctionDefinitionDto)
-  function!: ChatFunctionDefinitionDto;
+  @Type(() => FunctionDefinitionDto)
+  function!: FunctionDefinitionDto;
 }
 
 export class JsonSchemaFormatDto {

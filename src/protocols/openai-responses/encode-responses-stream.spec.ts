@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { counterIds, scripts, transcriptOf } from '../../../test/support/transcript.js';
+import { counterIds, payloadsOf, scripts, transcriptOf } from '../../../test/support/transcript.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { encodeResponsesStream } from './encode-responses-stream.js';
 import { responseEnvelope } from './response-object.js';
@@ -57,7 +57,7 @@ describe('encodeResponsesStream with interleaved tool calls', () => {
       ],
       encoder(),
     );
-    const events = text.trim().split('\n\n').map((frame) => JSON.parse(frame.split('\ndata: ')[1]));
+    const events = payloadsOf(text);
     expect(events.filter((event) => event.type === 'response.output_item.added')).toHaveLength(2);
     const final = events.at(-1);
     expect(final.type).toBe('response.completed');
@@ -71,7 +71,7 @@ describe('encodeResponsesStream with interleaved tool calls', () => {
 describe('encodeResponsesStream endings', () => {
   const lastEvent = async (events: Parameters<typeof transcriptOf>[0], failure?: Error) => {
     const text = await transcriptOf(events, encoder(), failure);
-    return JSON.parse(text.trim().split('\n\n').at(-1)!.split('\ndata: ')[1]);
+    return payloadsOf(text).at(-1);
   };
 
   it('keeps the text streamed before a failure in the failed response', async () => {

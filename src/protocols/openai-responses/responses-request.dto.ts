@@ -10,36 +10,20 @@ import {
   IsNumber,
   IsOptional,
   IsString,
-  Matches,
   Max,
   Min,
   ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { FunctionDefinitionDto } from '../function-definition.dto.js';
 import { IsKeywordOrObject, IsPlainObject } from '../validation/custom-validators.js';
 import { inputItemProblem, type ResponsesInputItem } from './responses-input.js';
 
 /** A function tool: flat in Responses (`{type, name, parameters}`), not nested as in Chat. */
-export class ResponsesToolDto {
+export class ResponsesToolDto extends FunctionDefinitionDto {
   @Equals('function', { message: 'only function tools are supported' })
   type!: 'function';
-
-  @IsString()
-  @Matches(/^[a-zA-Z0-9_.-]{1,64}$/, { message: 'function names are 1-64 letters, digits, _ . or -' })
-  name!: string;
-
-  @IsOptional()
-  @IsString()
-  description?: string;
-
-  @IsOptional()
-  @IsPlainObject()
-  parameters?: Record<string, unknown>;
-
-  @IsOptional()
-  @IsBoolean()
-  strict?: boolean;
 }
 
 export class ResponsesTextFormatDto {
