@@ -5,7 +5,9 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { GatewayConfig } from './config/gateway-config.js';
 import { GatewayModule } from './gateway.module.js';
-import { requestValidationPipe } from './http/request-validation.pipe.js';
+import { mountGenerationRoutes } from './http/generation-routes/generation-router.js';
+import { GENERATION_CONTROLLERS } from './http/http.module.js';
+import { RequestValidationPipe } from './http/request-validation.pipe.js';
 import { GantryLogger } from './observability/logging/gantry-logger.js';
 import { requestIdOf } from './observability/logging/request-id.js';
 import type { ObservabilityOptions } from './observability/observability.module.js';
@@ -45,7 +47,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   // Only JSON bodies: anything else gets 415 instead of confusing validation errors.
   adapter.getInstance().removeContentTypeParser('text/plain');
   app.useBodyParser('application/json', { bodyLimit: server.bodyLimitBytes }, strictJsonBodyParser(adapter.getInstance(), config.limits.maxJsonDepth));
-  app.useGlobalPipes(requestValidationPipe());
+  app.useGlobalPipes(new RequestValidationPipe());
+  mountGenerationRoutes(app, GENERATION_CONTROLLERS);
   // Every answer, SSE included (the SSE writer copies these headers), names its request.
   app
     .getHttpAdapter()

@@ -23,8 +23,13 @@ function guardFor(auth: Record<string, unknown>): ApiKeyGuard {
   return new ApiKeyGuard(config, ring, new KeyLimiter(config, new MemoryLimitStore()));
 }
 
+/** The guard's verdict as a promise, whether it came synchronously or not. */
+function activate(guard: ApiKeyGuard, context: ExecutionContext): Promise<boolean> {
+  return Promise.resolve().then(() => guard.canActivate(context));
+}
+
 async function refusal(guard: ApiKeyGuard, context: ExecutionContext): Promise<unknown> {
-  return guard.canActivate(context).then(
+  return activate(guard, context).then(
     () => undefined,
     (error: unknown) => error,
   );
@@ -59,7 +64,7 @@ describe('presentedKey', () => {
 
 describe('ApiKeyGuard', () => {
   it('lets everything through when no keys are configured', async () => {
-    await expect(guardFor({}).canActivate(contextFor('/v1/chat/completions', {}))).resolves.toBe(true);
+    await expect(activate(guardFor({}), contextFor('/v1/chat/completions', {}))).resolves.toBe(true);
   });
 
   it('refuses a missing or wrong key with an authentication error, and accepts a right one', async () => {
@@ -68,14 +73,14 @@ describe('ApiKeyGuard', () => {
     const wrong = await refusal(guard, contextFor('/v1/messages', { 'x-api-key': 'sk-wrong' }));
     expect(wrong).toMatchObject({ kind: 'authentication', code: 'invalid_api_key' });
     expect((wrong as Error).message).not.toContain('sk-wrong');
-    await expect(guard.canActivate(contextFor('/v1/messages', { 'x-api-key': 'sk-right' }))).resolves.toBe(true);
-    await expect(guard.canActivate(contextFor('/v1/responses', { authorization: 'Bearer sk-right' }))).resolves.toBe(true);
+    await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'sk-right' }))).resolves.toBe(true);
+    await expect(activate(guard, contextFor('/v1/responses', { authorization: 'Bearer sk-right' }))).resolves.toBe(true);
   });
 
   it('leaves probes and /metrics open unless protectHealth / protectMetrics say otherwise', async () => {
     const open = guardFor({ apiKeys: ['k'] });
     for (const url of ['/health', '/ready', '/metrics', '/health?verbose=1']) {
-      await expect(open.canActivate(contextFor(url, {}))).resolves.toBe(true);
+      await expect(activate(open, contextFor(url, {}))).resolves.toBe(true);
     }
     const closed = guardFor({ apiKeys: ['k'], protectHealth: true, protectMetrics: true });
     for (const url of ['/health', '/ready', '/metrics']) {
@@ -85,18 +90,18 @@ describe('ApiKeyGuard', () => {
 
   it('limits requests per minute per key, with Retry-After', async () => {
     const guard = guardFor({ apiKeys: ['a', 'b'], limits: { requestsPerMinute: 2 } });
-    await guard.canActivate(contextFor('/v1/responses', { 'x-api-key': 'a' }));
-    await guard.canActivate(contextFor('/v1/responses', { 'x-api-key': 'a' }));
+    await activate(guard, contextFor('/v1/responses', { 'x-api-key': 'a' }));
+    await activate(guard, contextFor('/v1/responses', { 'x-api-key': 'a' }));
     const third = await refusal(guard, contextFor('/v1/responses', { 'x-api-key': 'a' }));
     expect(third).toMatchObject({ kind: 'rate_limited', code: 'rate_limit_exceeded' });
     expect((third as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThanOrEqual(59);
-    await expect(guard.canActivate(contextFor('/v1/responses', { 'x-api-key': 'b' }))).resolves.toBe(true);
+    await expect(activate(guard, contextFor('/v1/responses', { 'x-api-key': 'b' }))).resolves.toBe(true);
   });
 
   it('holds a concurrent slot until the response closes', async () => {
     const guard = guardFor({ apiKeys: ['a'], limits: { concurrentStreams: 1 } });
     const first = new FakeResponse();
-    await guard.canActivate(contextFor('/v1/messages', { 'x-api-key': 'a' }, first));
+    await activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }, first));
     expect(await refusal(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).toMatchObject({
       kind: 'rate_limited',
       code: 'concurrency_limit_exceeded',
@@ -104,6 +109,6 @@ describe('ApiKeyGuard', () => {
     });
     first.emit('close');
     await new Promise((resolve) => setImmediate(resolve));
-    await expect(guard.canActivate(contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
+    await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
   });
 });

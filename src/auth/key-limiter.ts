@@ -21,6 +21,11 @@ export class KeyLimiter {
     @Inject(LimitStore) private readonly store: LimitStore,
   ) {}
 
+  /** Whether any per-key limit is configured: without one, `admit` has nothing to do. */
+  get isActive(): boolean {
+    return this.config.auth.limits !== undefined;
+  }
+
   /** `keyId`: the ApiKeyRing's id of the key (never the key itself). */
   async admit(keyId: string, response: ServerResponse): Promise<void> {
     const limits = this.config.auth.limits;

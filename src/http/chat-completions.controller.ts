@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
@@ -9,20 +9,20 @@ import { toChatCompletion } from '../protocols/openai-chat/chat-completion.js';
 import { ChatCompletionRequestDto } from '../protocols/openai-chat/chat-request.dto.js';
 import { decodeChatRequest } from '../protocols/openai-chat/decode-chat-request.js';
 import { encodeChatStream } from '../protocols/openai-chat/encode-chat-stream.js';
+import { GenerationRoute } from './generation-routes/generation-route.decorator.js';
 import { StreamResponder } from './stream-responder.js';
 
 /** `POST /v1/chat/completions` (OpenAI Chat Completions), streaming and not. */
-@Controller('v1/chat')
+@Injectable()
 export class ChatCompletionsController {
   constructor(
     @Inject(GenerationService) private readonly generations: GenerationService,
     @Inject(StreamResponder) private readonly responder: StreamResponder,
   ) {}
 
-  @Post('completions')
-  @HttpCode(200)
+  @GenerationRoute('/v1/chat/completions', ChatCompletionRequestDto)
   @GenerationApi('chat')
-  create(@Body() body: ChatCompletionRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
+  create(body: ChatCompletionRequestDto, reply: FastifyReply): Observable<EngineEvent> {
     const { events$, telemetry } = this.generations.accept(decodeChatRequest(body), 'chat', body.stream === true, reply.request, {
       maxTokens: body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens',
       messages: 'messages',

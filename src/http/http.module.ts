@@ -1,7 +1,8 @@
-import { Module } from '@nestjs/common';
+import { Module, type Type } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { GenerationService } from '../generation/generation.service.js';
 import { ChatCompletionsController } from './chat-completions.controller.js';
+import { CountTokensController } from './count-tokens.controller.js';
 import { HealthController } from './health.controller.js';
 import { MessagesController } from './messages.controller.js';
 import { ResponsesController } from './responses.controller.js';
@@ -10,9 +11,12 @@ import { ProtocolExceptionFilter } from './protocol-exception.filter.js';
 import { ReadinessController } from './readiness.controller.js';
 import { StreamResponder } from './stream-responder.js';
 
+/** The three generation APIs: served by GenerationRouter (mountGenerationRoutes), below Nest's router. */
+export const GENERATION_CONTROLLERS: readonly Type<unknown>[] = [ChatCompletionsController, ResponsesController, MessagesController];
+
 /** The HTTP surface: one thin controller per API, the shared responder and the error filter. */
 @Module({
-  controllers: [ChatCompletionsController, ResponsesController, MessagesController, ModelsController, HealthController, ReadinessController],
-  providers: [GenerationService, StreamResponder, { provide: APP_FILTER, useClass: ProtocolExceptionFilter }],
+  controllers: [CountTokensController, ModelsController, HealthController, ReadinessController],
+  providers: [GenerationService, StreamResponder, ...GENERATION_CONTROLLERS, { provide: APP_FILTER, useClass: ProtocolExceptionFilter }],
 })
 export class HttpModule {}

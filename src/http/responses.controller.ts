@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
@@ -10,20 +10,20 @@ import { encodeResponsesStream } from '../protocols/openai-responses/encode-resp
 import { toResponseBody } from '../protocols/openai-responses/response-body.js';
 import { responseEnvelope } from '../protocols/openai-responses/response-object.js';
 import { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
+import { GenerationRoute } from './generation-routes/generation-route.decorator.js';
 import { StreamResponder } from './stream-responder.js';
 
 /** `POST /v1/responses` (OpenAI Responses), streaming and not; stateless (nothing is stored). */
-@Controller('v1/responses')
+@Injectable()
 export class ResponsesController {
   constructor(
     @Inject(GenerationService) private readonly generations: GenerationService,
     @Inject(StreamResponder) private readonly responder: StreamResponder,
   ) {}
 
-  @Post()
-  @HttpCode(200)
+  @GenerationRoute('/v1/responses', ResponsesRequestDto)
   @GenerationApi('responses')
-  create(@Body() body: ResponsesRequestDto, @Res() reply: FastifyReply): Observable<EngineEvent> {
+  create(body: ResponsesRequestDto, reply: FastifyReply): Observable<EngineEvent> {
     const { events$, telemetry } = this.generations.accept(decodeResponsesRequest(body), 'responses', body.stream === true, reply.request, {
       maxTokens: 'max_output_tokens',
       messages: 'input',
