@@ -118,9 +118,14 @@ class InterceptedCall implements CallHandler {
     private readonly next: CallHandler,
   ) {}
 
+  /** An interceptor that throws fails the observable (as in Nest), for the outer ones and the filters to see. */
   handle(): Observable<unknown> {
-    const intercepted = this.interceptor.intercept(this.context, this.next);
-    return isObservable(intercepted) ? intercepted : from(intercepted).pipe(mergeAll());
+    try {
+      const intercepted = this.interceptor.intercept(this.context, this.next);
+      return isObservable(intercepted) ? intercepted : from(intercepted).pipe(mergeAll());
+    } catch (error) {
+      return throwError(() => error);
+    }
   }
 }
 
