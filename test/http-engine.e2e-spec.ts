@@ -42,6 +42,7 @@ describe('one upstream per model', () => {
       keepalive: { mode: 'chunks', intervalMs: 100 },
       models: [
         { name: 'fast', ...upstream, apiKey: 'sk-upstream', headers: { 'x-team': 'gantry' } },
+        { name: 'fast-streamed', ...upstream, nonStreaming: 'stream' },
         { name: 'thinker', ...upstream, headers: behaving({ reasoning: 'first think', reasoningField: 'reasoning' }) },
         { name: 'thinker-llama', ...upstream, headers: behaving({ reasoning: 'first think', reasoningField: 'reasoning_content' }) },
         { name: 'timed', ...upstream, headers: behaving({ prefillMs: 300, tokenIntervalMs: 50 }) },
@@ -87,18 +88,47 @@ describe('one upstream per model', () => {
       expect(completion.usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 2 });
     });
 
-    it('sends the upstream a streaming request under its own model name, with the configured headers', async () => {
-      await client.chat.completions.create({
+    it('sends the upstream a request under its own model name, with the configured headers: streamed for a stream, JSON for a whole answer', async () => {
+      const request = {
         model: 'fast', messages: ask('a b c'), max_tokens: 9, stop: ['zz'], temperature: 0.5,
+        tools: [{ type: 'function' as const, function: { name: 'noop', parameters: { type: 'object' } } }],
+      };
+      const expected = {
+        model: 'org/served-model', max_tokens: 9, stop: ['zz'], temperature: 0.5, tool_choice: 'auto',
         tools: [{ type: 'function', function: { name: 'noop', parameters: { type: 'object' } } }],
+      };
+      for await (const _chunk of await client.chat.completions.create({ ...request, stream: true }));
+      const streamed = main.state.received.at(-1)!;
+      expect(streamed.body).toMatchObject({ ...expected, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } });
+      expect(streamed.headers).toMatchObject({ authorization: 'Bearer sk-upstream', 'x-team': 'gantry', accept: 'text/event-stream' });
+
+      await client.chat.completions.create(request);
+      const whole = main.state.received.at(-1)!;
+      expect(whole.body).toMatchObject({ ...expected, stream: false });
+      expect(whole.body).not.toHaveProperty('stream_options');
+      expect(whole.headers).toMatchObject({ authorization: 'Bearer sk-upstream', accept: 'application/json' });
+
+      // `nonStreaming: stream` streams from the upstream and collects at the gateway.
+      const collected = await client.chat.completions.create({ ...request, model: 'fast-streamed', tools: undefined });
+      expect(collected.choices[0].message.content).toBe('a b c');
+      expect(main.state.received.at(-1)!.body).toMatchObject({ stream: true });
+    });
+
+    it('answers non-streaming requests from one JSON answer: reasoning, tool calls, usage, finish reasons', async () => {
+      const thought = await client.chat.completions.create({ model: 'thinker', messages: ask('the answer') });
+      expect(thought.choices[0].message).toMatchObject({ content: 'the answer', reasoning_content: 'first think' });
+      expect(thought.usage).toMatchObject({ prompt_tokens: 2, completion_tokens: expect.any(Number) });
+      const called = await client.chat.completions.create({
+        model: 'fast', messages: ask('{"city":"Paris"}'), tool_choice: 'required',
+        tools: [{ type: 'function', function: { name: 'get_forecast', parameters: { type: 'object' } } }],
       });
-      const received = main.state.received.at(-1)!;
-      expect(received.body).toMatchObject({
-        model: 'org/served-model', stream: true, stream_options: { include_usage: true, continuous_usage_stats: true },
-        max_tokens: 9, stop: ['zz'], temperature: 0.5, tool_choice: 'auto',
-        tools: [{ type: 'function', function: { name: 'noop', parameters: { type: 'object' } } }],
+      expect(called.choices[0].finish_reason).toBe('tool_calls');
+      expect(called.choices[0].message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'get_forecast', arguments: '{"city":"Paris"}' } });
+      const thinking = await new Anthropic({ baseURL: gateway.url, apiKey: 'unused', maxRetries: 0 }).messages.create({
+        model: 'thinker-llama', max_tokens: 50, messages: ask('the answer'),
       });
-      expect(received.headers).toMatchObject({ authorization: 'Bearer sk-upstream', 'x-team': 'gantry' });
+      expect(thinking.content.map((block) => block.type)).toEqual(['thinking', 'text']);
+      expect(main.state.received.at(-1)!.body).toMatchObject({ stream: false });
     });
 
     it('streams upstream reasoning from either field name as reasoning_content', async () => {
@@ -249,6 +279,15 @@ describe('one upstream per model', () => {
       expect(error).toMatchObject({ type: 'timeout_error', message: 'The upstream sent nothing for 500 ms.' });
     });
 
+    it('non-streaming requests get the same faults as HTTP errors in the protocol shape', async () => {
+      const failureOf = (model: string) => client.chat.completions.create({ model, messages: ask('a b c d e') }).catch((caught: unknown) => caught);
+      expect(await failureOf('error-500')).toMatchObject({ status: 502, message: expect.stringMatching(/The upstream answered 500/) });
+      expect(await failureOf('malformed')).toMatchObject({ status: 502, message: expect.stringMatching(/malformed JSON answer/) });
+      expect(await failureOf('dropped')).toMatchObject({ status: 502, message: expect.stringMatching(/closed the connection/) });
+      expect(await failureOf('in-band-error')).toMatchObject({ status: 400, message: expect.stringMatching(/The upstream answered 400: The mock upstream/) });
+      expect(await eventually(() => faults.state.openRequests === 0, 1000)).toBe(true);
+    });
+
     it('an error frame from the upstream mid-stream, with its kind', async () => {
       const { exchange, error } = await streamFailure('in-band-error');
       expect(contentOf(exchange)).toBe('a');
@@ -292,6 +331,16 @@ describe('one upstream per model', () => {
       expect(contentOf(exchange)).toBe('w1 w2');
       expect(await eventually(() => faults.state.openRequests === 0, 500)).toBe(true);
       expect(faults.state.abortedRequests).toBe(before + 1);
+    });
+
+    it('a non-streaming request, asked of the upstream as one JSON answer', async () => {
+      const hangUp = new AbortController();
+      const failure = client.chat.completions.create({ model: 'long-prefill', messages: ask('never answered') }, { signal: hangUp.signal }).catch((caught: unknown) => caught);
+      expect(await eventually(() => faults.state.openRequests === 1, 1000)).toBe(true);
+      expect(faults.state.received.at(-1)!.body).toMatchObject({ stream: false });
+      hangUp.abort();
+      expect(await failure).toBeInstanceOf(OpenAI.APIUserAbortError);
+      expect(await eventually(() => faults.state.openRequests === 0, 500)).toBe(true);
     });
 
     it('unsubscribing from the engine closes the upstream socket within 100 ms', async () => {

@@ -13,6 +13,11 @@ export interface GenerationRequest {
   sampling: SamplingParams;
   /** Whether the client wants reasoning output (a thinking budget, reasoning effort). */
   reasoning?: { enabled: boolean; budgetTokens?: number };
+  /**
+   * False when the client reads the answer whole (a non-streaming request): an engine may then
+   * produce it in one piece (the HTTP engine asks its upstream for one JSON answer). Absent: streamed.
+   */
+  stream?: boolean;
   /** W3C trace context (`traceparent`, `tracestate`) that engines calling out over HTTP forward. */
   traceHeaders?: Record<string, string>;
 }

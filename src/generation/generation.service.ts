@@ -46,7 +46,7 @@ export class GenerationService {
     model.admission.checkCapacity(request.model);
     const telemetry = GenerationTelemetry.of(httpRequest);
     telemetry.markAccepted({ api, model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
-    const traced: GenerationRequest = { ...limited, traceHeaders: telemetry.traceHeaders };
+    const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders };
     const events$ = model.admission.run(model.engine.generate(traced), () => telemetry.markAdmitted());
     return { events$, telemetry };
   }

@@ -1,4 +1,4 @@
-import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Min } from 'class-validator';
+import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Min } from 'class-validator';
 import { IsStringRecord } from '../string-record.validator.js';
 import { ModelConfigBase } from './model-config-base.js';
 
@@ -34,6 +34,15 @@ export class HttpModelConfig extends ModelConfigBase {
   @IsOptional()
   @IsStringRecord()
   headers?: Record<string, string>;
+
+  /**
+   * How a client's non-streaming request is asked of the upstream: `json` (one JSON answer, the
+   * cheapest for both; its timings cannot be split into prefill and decode unless the upstream
+   * sends llama.cpp's `timings`) or `stream` (the upstream streams and the gateway collects, so
+   * bytes flow on the upstream connection during a long generation and timings are measured).
+   */
+  @IsIn(['json', 'stream'])
+  nonStreaming: 'json' | 'stream' = 'json';
 
   /** Ask for vLLM's `continuous_usage_stats` (usage on every chunk); turn off for upstreams that refuse it. */
   @IsBoolean()

@@ -47,7 +47,12 @@ export class ChatChunkDecoder {
   decode(data: string): EngineEvent[] {
     if (this.finished) return [];
     if (data.trim() === '[DONE]') return [this.done()];
-    const chunk = parseChunk(data);
+    return this.decodeChunk(parseChunk(data));
+  }
+
+  /** One parsed chunk (a whole answer comes as one, see decodeUpstreamJson). */
+  decodeChunk(chunk: UpstreamChunk): EngineEvent[] {
+    if (this.finished) return [];
     if ((chunk.error !== undefined && chunk.error !== null) || chunk.object === 'error') throw upstreamFrameError(chunk);
 
     const choice = firstChoiceOf(chunk.choices);

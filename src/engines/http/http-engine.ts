@@ -5,6 +5,7 @@ import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
+import { decodeUpstreamJson } from './decode-upstream-json.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
 import { HealthChecker } from './health-checker.js';
 import { ReplicaPool, type Replica, type ReplicaState } from './replica-pool.js';
@@ -21,8 +22,9 @@ import { UpstreamError } from './upstream-error.js';
  * a retry would repeat or contradict it. Unsubscribing aborts the upstream request (its socket is
  * closed, which vLLM takes as an abort).
  *
- * Non-streaming client requests use this same streaming path (the gateway collects the events),
- * so both behave identically: same timeouts, retries, usage and timings.
+ * A non-streaming client request is asked of the upstream as one JSON answer (`nonStreaming:
+ * json`, the default: the cheapest for both sides) or streamed and collected (`stream`); either
+ * way it goes through the same decoder, retries and timeouts.
  */
 export class HttpEngine extends InferenceEngine {
   private readonly logger = new Logger('HttpEngine');
@@ -53,10 +55,12 @@ export class HttpEngine extends InferenceEngine {
 
   generate(request: GenerationRequest): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
+      const whole = request.stream === false && this.config.nonStreaming === 'json';
       const body = JSON.stringify(
         toUpstreamChatRequest(request, {
           upstreamModel: this.config.upstreamModel ?? this.config.name,
           continuousUsage: this.config.continuousUsage,
+          whole,
         }),
       );
       const attempts = new Subscription();
@@ -70,7 +74,7 @@ export class HttpEngine extends InferenceEngine {
         }
         tried.add(replica);
         attempts.add(
-          this.attempt(replica, body, request.traceHeaders ?? {}, {
+          this.attempt(replica, body, whole, request.traceHeaders ?? {}, {
             next: (event) => {
               emitted = true;
               subscriber.next(event);
@@ -115,12 +119,12 @@ export class HttpEngine extends InferenceEngine {
    * It feeds `observer` directly (not through `tap` and `finalize`): every event of every stream
    * crosses this, and each operator layer is a hop per event and a subscriber per stream.
    */
-  private attempt(replica: Replica, body: string, traceHeaders: Record<string, string>, observer: Observer<EngineEvent>): Subscription {
+  private attempt(replica: Replica, body: string, whole: boolean, traceHeaders: Record<string, string>, observer: Observer<EngineEvent>): Subscription {
     replica.outstanding += 1;
     const subscription = this.connections
       .get(replica)!
-      .streamChat(body, { ...traceHeaders, ...this.headers })
-      .pipe(decodeUpstreamSse())
+      .postChat(body, { ...traceHeaders, ...this.headers }, whole ? 'application/json' : 'text/event-stream')
+      .pipe(whole ? decodeUpstreamJson() : decodeUpstreamSse())
       .subscribe({
         next: observer.next,
         error: (error: unknown) => {

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { generationRequest, userMessage } from '../../../test/support/requests.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
 
-const options = { upstreamModel: 'meta-llama/Llama-3.1-8B-Instruct', continuousUsage: true };
+const options = { upstreamModel: 'meta-llama/Llama-3.1-8B-Instruct', continuousUsage: true, whole: false };
 
 describe('toUpstreamChatRequest', () => {
-  it('always streams under the upstream model name, asking for usage (continuous when supported)', () => {
+  it('streams under the upstream model name, asking for usage (continuous when supported)', () => {
     const body = toUpstreamChatRequest(generationRequest(), options);
     expect(body).toMatchObject({
       model: 'meta-llama/Llama-3.1-8B-Instruct',
@@ -15,6 +15,12 @@ describe('toUpstreamChatRequest', () => {
     });
     expect(JSON.parse(JSON.stringify(body))).not.toHaveProperty('tools');
     expect(toUpstreamChatRequest(generationRequest(), { ...options, continuousUsage: false }).stream_options).toEqual({ include_usage: true });
+  });
+
+  it('asks for one JSON answer, without stream_options (vLLM refuses them), for a whole answer', () => {
+    const body = JSON.parse(JSON.stringify(toUpstreamChatRequest(generationRequest(), { ...options, whole: true })));
+    expect(body.stream).toBe(false);
+    expect(body).not.toHaveProperty('stream_options');
   });
 
   it('maps sampling, stop strings and the response format; leaves unset fields out', () => {

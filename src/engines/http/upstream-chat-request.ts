@@ -10,15 +10,15 @@ export interface UpstreamRequestOptions {
   upstreamModel: string;
   /** vLLM's `stream_options.continuous_usage_stats`: usage on every chunk. */
   continuousUsage: boolean;
+  /** Ask for one JSON answer instead of a stream (vLLM refuses `stream_options` then). */
+  whole: boolean;
 }
 
 /**
  * A neutral generation to an OpenAI Chat Completions body for a vLLM-style upstream.
  *
- * The request always streams, whether or not the client asked to: the non-streaming answer is
- * collected from the same events by the gateway, so both paths behave identically (timeouts,
- * retries, timings). `include_usage` is always asked for, because servers disagree on its default
- * (protocols.md §1.5). Fields left unset by the client are omitted, so the upstream's own
+ * A streamed request always asks for `include_usage`, because servers disagree on its default
+ * (protocols.md §1.5); a whole (non-streaming) answer carries its usage anyway. Fields left unset by the client are omitted, so the upstream's own
  * defaults (generation_config) apply.
  */
 export function toUpstreamChatRequest(request: GenerationRequest, options: UpstreamRequestOptions): Record<string, unknown> {
@@ -26,10 +26,12 @@ export function toUpstreamChatRequest(request: GenerationRequest, options: Upstr
   const body: Record<string, unknown> = {
     model: options.upstreamModel,
     messages: request.messages.map(toUpstreamMessage),
-    stream: true,
-    stream_options: options.continuousUsage
-      ? { include_usage: true, continuous_usage_stats: true }
-      : { include_usage: true },
+    stream: !options.whole,
+    stream_options: options.whole
+      ? undefined
+      : options.continuousUsage
+        ? { include_usage: true, continuous_usage_stats: true }
+        : { include_usage: true },
     // `max_tokens`, not `max_completion_tokens`: every vLLM-style server reads it (llama.cpp, TGI, Ollama).
     max_tokens: sampling.maxTokens,
     temperature: sampling.temperature,

@@ -19,6 +19,8 @@ export interface UpstreamChunk {
 export interface UpstreamChoice {
   index?: number;
   delta?: UpstreamDelta;
+  /** A whole (non-streaming) answer's message: the same fields as a delta. */
+  message?: UpstreamDelta;
   finish_reason?: string | null;
   /** vLLM: the stop string (or token id) that ended the output. */
   stop_reason?: string | number | null;

@@ -1,7 +1,6 @@
-import { StringDecoder } from 'node:string_decoder';
 import { Pool } from 'undici';
 import { Observable } from 'rxjs';
-import { upstreamStatusError, upstreamTransportError } from './upstream-error.js';
+import { UpstreamExchange } from './upstream-exchange.js';
 
 export interface UpstreamTimeouts {
   connectTimeoutMs: number;
@@ -40,50 +39,27 @@ export class UpstreamConnection {
   }
 
   /**
-   * POSTs a chat completion and emits the response body as text pieces, one per socket read, as
-   * it arrives: each piece is handed on synchronously from the read, so that everything one read
+   * POSTs a chat completion (`accept`: `text/event-stream` for a stream, `application/json` for
+   * one answer) and emits the response body as text pieces, one per socket read, as it arrives: each piece is handed on synchronously from the read, so that everything one read
    * holds is decoded, encoded and written downstream as one batch. Unsubscribing before the body
    * ended aborts the request, which closes its socket, which is how vLLM learns to abort the
    * generation. A non-200 status, a timeout or a broken connection errors with an UpstreamError.
    */
-  streamChat(body: string, headers: Record<string, string>): Observable<string> {
+  postChat(body: string, headers: Record<string, string>, accept: string): Observable<string> {
     return new Observable<string>((subscriber) => {
-      const abort = new AbortController();
-      let ended = false;
-      const fail = (error: unknown) => {
-        if (!abort.signal.aborted) subscriber.error(upstreamTransportError(error, this.timeouts));
-      };
-      this.pool
-        .request({
+      const exchange = new UpstreamExchange(subscriber, this.timeouts);
+      this.pool.dispatch(
+        {
           path: this.chatPath,
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+          headers: { 'content-type': 'application/json', accept, ...headers },
           body,
-          signal: abort.signal,
           headersTimeout: this.timeouts.headersTimeoutMs,
           bodyTimeout: this.timeouts.bodyTimeoutMs,
-        })
-        .then((response) => {
-          if (response.statusCode !== 200) {
-            return response.body.text().then(
-              (text) => fail(upstreamStatusError(response.statusCode, text)),
-              () => fail(upstreamStatusError(response.statusCode, '')),
-            );
-          }
-          // StringDecoder keeps a character split across reads whole, and costs a fraction of
-          // TextDecoder's streaming mode on small pieces.
-          const decoder = new StringDecoder('utf8');
-          response.body.on('data', (piece: Buffer) => subscriber.next(decoder.write(piece)));
-          response.body.on('error', fail);
-          response.body.on('end', () => {
-            ended = true;
-            subscriber.complete();
-          });
-        }, fail);
-      return () => {
-        // Aborting a finished exchange would only build a DOMException for nothing.
-        if (!ended) abort.abort();
-      };
+        },
+        exchange,
+      );
+      return () => exchange.cancel();
     });
   }
 

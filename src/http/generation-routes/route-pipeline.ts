@@ -91,11 +91,13 @@ export class RoutePipeline {
 /** Runs the guards in order; synchronous while they are (no promise for an open gateway). */
 function passGuards(guards: readonly CanActivate[], context: GenerationContext, from: number): boolean | Promise<boolean> {
   for (let index = from; index < guards.length; index += 1) {
-    const verdict = guards[index].canActivate(context);
-    if (verdict === true) continue;
-    if (verdict === false) return false;
-    const settled = isObservable(verdict) ? lastValueFrom(verdict) : verdict;
-    return settled.then((allowed) => (allowed ? passGuards(guards, context, index + 1) : false));
+    const verdict: unknown = guards[index].canActivate(context);
+    if (isObservable(verdict) || verdict instanceof Promise) {
+      const settled = isObservable(verdict) ? lastValueFrom(verdict) : verdict;
+      return settled.then((allowed) => (allowed ? passGuards(guards, context, index + 1) : false));
+    }
+    // As in Nest: any falsy verdict (a forgotten `return` included) refuses.
+    if (!verdict) return false;
   }
   return true;
 }

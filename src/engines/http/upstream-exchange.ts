@@ -1,0 +1,66 @@
+import { StringDecoder } from 'node:string_decoder';
+import type { Subscriber } from 'rxjs';
+import type { Dispatcher } from 'undici';
+import { upstreamStatusError, upstreamTransportError } from './upstream-error.js';
+import type { UpstreamTimeouts } from './upstream-connection.js';
+
+/** An error answer's body is read for its message; more than this is not worth holding. */
+const MAX_ERROR_BODY = 16_384;
+
+/**
+ * One chat completion request, as an undici dispatch handler: each socket read of a 200 answer is
+ * handed to `subscriber` as text, synchronously; another status ends in an UpstreamError with
+ * the body's message; a timeout or broken connection in a transport UpstreamError.
+ *
+ * The dispatch API instead of `request()`: no body stream, promise, AbortController or abort
+ * listener per request, and each read reaches the decoder straight from undici's parser instead
+ * of through a Readable's buffering and `data` events.
+ */
+export class UpstreamExchange implements Dispatcher.DispatchHandler {
+  private controller?: Dispatcher.DispatchController;
+  private cancelled = false;
+  private finished = false;
+  private status = 0;
+  private readonly decoder = new StringDecoder('utf8');
+  private errorBody = '';
+
+  constructor(
+    private readonly subscriber: Subscriber<string>,
+    private readonly timeouts: UpstreamTimeouts,
+  ) {}
+
+  /** The subscriber is gone: abort the request (closing its socket, which is how vLLM learns to stop). */
+  cancel(): void {
+    if (this.finished || this.cancelled) return;
+    this.cancelled = true;
+    this.controller?.abort(new Error('The client went away.'));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // Cancelled while the request waited for a connection.
+    if (this.cancelled) controller.abort(new Error('The client went away.'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    this.status = statusCode;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.cancelled) return;
+    if (this.status === 200) this.subscriber.next(this.decoder.write(chunk));
+    else if (this.errorBody.length < MAX_ERROR_BODY) this.errorBody += this.decoder.write(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.finished = true;
+    if (this.cancelled) return;
+    if (this.status === 200) this.subscriber.complete();
+    else this.subscriber.error(upstreamStatusError(this.status, this.errorBody + this.decoder.end()));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.finished = true;
+    if (!this.cancelled) this.subscriber.error(upstreamTransportError(error, this.timeouts));
+  }
+}
