@@ -3,6 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidatorOptions } from 'class-validator';
 import { GatewayError } from '../errors/gateway-error.js';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
+import { cacheValidationRules } from './validation-rules-cache.js';
 
 /** A body with thousands of bad items gets a readable message, not one line per item. */
 const MAX_PROBLEMS_SHOWN = 20;
@@ -24,6 +25,10 @@ const NOT_VALIDATED: ReadonlySet<unknown> = new Set([String, Boolean, Number, Ar
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
+  constructor() {
+    cacheValidationRules();
+  }
+
   transform(value: unknown, { type, metatype }: ArgumentMetadata): unknown {
     if (type !== 'body' || NOT_VALIDATED.has(metatype)) return value;
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
