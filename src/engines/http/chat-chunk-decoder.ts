@@ -1,5 +1,6 @@
 import type { EngineEvent, FinishReason, Timings, TokenUsage } from '../../engine/engine-event.js';
 import { makeTimings, ZERO_USAGE } from '../../engine/engine-event.js';
+import { readContentChunk } from './content-chunk-shortcut.js';
 import { mapUpstreamFinishReason } from './map-upstream-finish-reason.js';
 import type { UpstreamChoice, UpstreamChunk, UpstreamDelta, UpstreamUsage } from './upstream-chunk.js';
 import { upstreamFrameError, upstreamProtocolError } from './upstream-error.js';
@@ -47,7 +48,7 @@ export class ChatChunkDecoder {
   decode(data: string): EngineEvent[] {
     if (this.finished) return [];
     if (data.trim() === '[DONE]') return [this.done()];
-    return this.decodeChunk(parseChunk(data));
+    return this.decodeChunk(readContentChunk(data) ?? parseChunk(data));
   }
 
   /** One parsed chunk (a whole answer comes as one, see decodeUpstreamJson). */

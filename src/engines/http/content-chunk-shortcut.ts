@@ -1,0 +1,42 @@
+import type { UpstreamChunk, UpstreamDelta } from './upstream-chunk.js';
+
+/**
+ * A content (or reasoning) chunk exactly as vLLM writes it, with or without continuous usage:
+ * `{"id":…,"object":"chat.completion.chunk","created":…,"model":…,"choices":[{"index":0,
+ * "delta":{"content":"…"},"logprobs":null,"finish_reason":null}],"usage":{…}}`. Only the delta's
+ * field and text and the usage counts are captured; the text is a JSON string literal.
+ */
+const CONTENT_CHUNK =
+  /^\{"id":"[^"\\]*","object":"chat\.completion\.chunk","created":\d+,"model":"[^"\\]*","choices":\[\{"index":0,"delta":\{"(content|reasoning_content|reasoning)":("(?:[^"\\\u0000-\u001f]|\\.)*")\},"logprobs":null,"finish_reason":null\}\](?:,"usage":(?:(null)|\{"prompt_tokens":(\d+),"total_tokens":\d+,"completion_tokens":(\d+)\}))?\}$/;
+
+/**
+ * The chunk `data` holds, read without JSON.parse when it is the one shape that makes up nearly
+ * all of a vLLM stream (JSON.parse of every chunk was a fifth of the gateway's CPU when
+ * streaming from an HTTP upstream); `undefined` for anything else, which the caller parses.
+ */
+export function readContentChunk(data: string): UpstreamChunk | undefined {
+  const match = CONTENT_CHUNK.exec(data);
+  if (match === null) return undefined;
+  const [, field, literal, usageNull, promptTokens, completionTokens] = match;
+  let text: string;
+  if (literal.includes('\\')) {
+    try {
+      text = JSON.parse(literal) as string;
+    } catch {
+      return undefined;
+    }
+  } else {
+    text = literal.slice(1, -1);
+  }
+  const delta: UpstreamDelta = {};
+  delta[field as 'content' | 'reasoning_content' | 'reasoning'] = text;
+  return {
+    choices: [{ index: 0, delta, finish_reason: null }],
+    usage:
+      promptTokens !== undefined
+        ? { prompt_tokens: Number(promptTokens), completion_tokens: Number(completionTokens) }
+        : usageNull !== undefined
+          ? null
+          : undefined,
+  };
+}
