@@ -38,7 +38,8 @@ export class HttpModelConfig extends ModelConfigBase {
   /**
    * How a client's non-streaming request is asked of the upstream: `json` (one JSON answer, the
    * cheapest for both; its timings cannot be split into prefill and decode unless the upstream
-   * sends llama.cpp's `timings`) or `stream` (the upstream streams and the gateway collects, so
+   * sends llama.cpp's `timings`; its headers come once it is whole, so the whole generation must
+   * fit in `headersTimeoutMs`) or `stream` (the upstream streams and the gateway collects, so
    * bytes flow on the upstream connection during a long generation and timings are measured).
    */
   @IsIn(['json', 'stream'])
