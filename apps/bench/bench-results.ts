@@ -5,6 +5,8 @@ import type { LatencyResult, NonStreamingResult, StreamingResult } from './strea
 export const DIRECT = 'direct';
 export const GANTRY_HTTP = 'gantry http';
 export const GANTRY_STUB = 'gantry stub';
+/** A reference row, not a target: Fastify + undici forwarding and nothing else (bare-proxy.ts). */
+export const BARE_PROXY = 'bare proxy';
 
 /** Everything one run measured: what the JSON report holds and the table is printed from. */
 export interface BenchResults {

@@ -51,6 +51,21 @@ export class BenchStack {
     );
   }
 
+  /** The bare proxy (bare-proxy.ts) in front of `upstream` (the mock's base URL, ending in `/v1`). */
+  async startBareProxy(upstream: URL): Promise<ChildServer> {
+    return this.track(
+      await startChildServer({
+        name: 'bare proxy',
+        args: ['dist/apps/bench/bare-proxy.js', '--upstream', upstream.toString(), '--port', '0', '--host', '127.0.0.1'],
+        cwd: this.root,
+        logPath: this.path('bare-proxy.log'),
+        listening: /bare proxy listening on (http:\/\/\S+)/,
+        startTimeoutMs: 15_000,
+        env: { NODE_ENV: 'production' },
+      }),
+    );
+  }
+
   /** Writes `config` (JSON is YAML) and starts `node dist/src/main.js --config FILE` on a free port. */
   async startGateway(name: string, config: Record<string, unknown>): Promise<ChildServer> {
     const configPath = this.path(`${name}.yaml`);

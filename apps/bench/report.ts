@@ -1,4 +1,4 @@
-import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
 import { renderTable, type Cell } from './text-table.js';
@@ -7,6 +7,8 @@ const KB = 1024;
 const failuresOf = (failures: Record<string, number>) => Object.values(failures).reduce((sum, count) => sum + count, 0);
 const ratio = (value: number | undefined, baseline: number | undefined): Cell =>
   value === undefined || baseline === undefined || baseline === 0 ? undefined : `${(value / baseline).toFixed(2)}x`;
+const BARE_PROXY_NOTE = '\n(bare proxy: Fastify + undici forwarding with nothing else, the floor for a Node gateway here)';
+const bareProxyNote = (rows: Array<{ target: string }>) => (rows.some((row) => row.target === BARE_PROXY) ? BARE_PROXY_NOTE : '');
 const ms = (value: number | undefined): Cell => (value === undefined ? undefined : Number(value.toFixed(2)));
 
 function backgroundOf(results: BenchResults): number[] {
@@ -49,7 +51,8 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     const tokens = results.throughput[0]?.tokensPerStream;
     section(
       `Streaming throughput (${tokens} tokens per stream, no delay between tokens)`,
-      renderTable(['streams', 'target', 'chunks/s', 'tokens/s', 'vs direct', 'gw CPU µs/chunk', 'gw CPU', 'errors'], rows),
+      renderTable(['streams', 'target', 'chunks/s', 'tokens/s', 'vs direct', 'gw CPU µs/chunk', 'gw CPU', 'errors'], rows) +
+        bareProxyNote(results.throughput),
     );
   }
 
@@ -91,7 +94,7 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     const first = results.nonStreaming[0];
     section(
       `Non-streaming (${first?.concurrency} concurrent, ${first?.tokensPerAnswer}-token answers)`,
-      renderTable(['target', 'requests/s', 'vs direct', 'gw CPU µs/request', 'errors'], rows),
+      renderTable(['target', 'requests/s', 'vs direct', 'gw CPU µs/request', 'errors'], rows) + bareProxyNote(results.nonStreaming),
     );
   }
 

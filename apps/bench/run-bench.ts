@@ -3,7 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { BenchOptions, ScenarioName } from './bench-options.js';
-import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
 import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
 import type { ChildServer } from './child-server.js';
 import { benchModels, gatewayConfig, MOCK_BEHAVIOUR_HEADER, PACED_TOKEN_INTERVAL_MS } from './gateway-configs.js';
@@ -54,16 +54,23 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     });
 
     if (wants('throughput') || wants('latency') || wants('non-streaming')) {
-      const gateway = await stack.startGateway('main', gatewayConfig({ models }));
+      // The bare proxy, the floor for a Node gateway, starts beside the gateway; it is measured in
+      // the same rounds as direct and the gateway, and judged by no target.
+      const [gateway, bareProxy] = await Promise.all([
+        stack.startGateway('main', gatewayConfig({ models })),
+        wants('throughput') || wants('non-streaming') ? stack.startBareProxy(mock.url) : undefined,
+      ]);
       const http = via(gateway, 'mock', GANTRY_HTTP);
       const stub = via(gateway, 'stub', GANTRY_STUB);
       await warmGateway([http, stub], profile.gatewayWarmupMs, progress);
+      const bare = bareProxy ? [via(bareProxy, direct.model, BARE_PROXY)] : [];
+      if (bareProxy) await warmGateway(bare, profile.gatewayWarmupMs / 2, progress);
       if (wants('throughput')) {
         const { concurrencies, tokens, rounds, timing } = profile.throughput;
         results.throughput = [];
         for (const streams of concurrencies) {
-          progress(`throughput: ${streams} stream(s), direct / http / stub, ${rounds} round(s)`);
-          const targets = [direct, http, stub];
+          progress(`throughput: ${streams} stream(s), direct / bare proxy / http / stub, ${rounds} round(s)`);
+          const targets = [direct, ...bare, http, stub];
           const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
           targets.forEach((target, index) => results.throughput!.push(streamingResult(target.label, streams, tokens, tallies[index])));
         }
@@ -85,12 +92,13 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       }
       if (wants('non-streaming')) {
         const { concurrency, tokens, rounds, timing } = profile.nonStreaming;
-        progress(`non-streaming: ${concurrency} concurrent, ${rounds} round(s)`);
-        const targets = [direct, http, stub];
+        progress(`non-streaming: ${concurrency} concurrent, direct / bare proxy / http / stub, ${rounds} round(s)`);
+        const targets = [direct, ...bare, http, stub];
         const tallies = await interleave(targets, rounds, (target) => nonStreamingRound(target, concurrency, tokens, timing));
         results.nonStreaming = targets.map((target, index) => nonStreamingResult(target.label, concurrency, tokens, tallies[index]));
       }
       await stack.stop(gateway);
+      if (bareProxy) await stack.stop(bareProxy);
     }
 
     if (wants('observability')) {

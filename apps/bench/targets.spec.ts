@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
 import { renderReport } from './report.js';
 import type { StreamingResult } from './streaming-load.js';
 import { checkTargets } from './targets.js';
@@ -66,6 +66,25 @@ describe('checkTargets', () => {
 });
 
 describe('renderReport', () => {
+  it('prints the bare proxy as a reference row with a note, leaving the targets to the HTTP engine', () => {
+    const withBare: BenchResults = {
+      ...results,
+      throughput: [...results.throughput!, streaming(BARE_PROXY, 90_000, 5)],
+      nonStreaming: [
+        ...results.nonStreaming!,
+        { target: BARE_PROXY, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 8_000, cpu: { gatewayMicrosPerUnit: 90 }, failures: {} },
+      ],
+    };
+    const checks = checkTargets(withBare);
+    expect(checks).toEqual(checkTargets(results));
+    const report = renderReport(withBare, checks);
+    const lines = report.split('\n');
+    expect(lines.find((line) => line.startsWith('     64  bare proxy'))?.split(/ {2,}/)).toEqual(['', '64', 'bare proxy', '90,000', '89,100', '0.90x', '5', '90%', '0']);
+    expect(lines.find((line) => line.startsWith('bare proxy'))?.split(/ {2,}/)).toEqual(['bare proxy', '8,000', '0.80x', '90', '0']);
+    expect(report.match(/\(bare proxy: Fastify \+ undici forwarding/g)).toHaveLength(2);
+    expect(renderReport(results, checkTargets(results))).not.toContain('bare proxy');
+  });
+
   it('prints each scenario as a table with ratios to direct, then the targets', () => {
     const report = renderReport(results, checkTargets(results));
     const cells = (start: string, after = '') =>
