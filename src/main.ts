@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config/config-loader.js';
 import { createGateway } from './bootstrap.js';
 import { endStreamsNow, shutdownGracefully } from './lifecycle/graceful-shutdown.js';
+import { flushLogs } from './observability/logging/logging.module.js';
 
 const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--host H]
 
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
     if (stopping) return endStreamsNow(app);
     stopping = true;
     void shutdownGracefully(app).then(
-      () => process.exit(0),
+      () => flushLogs().then(() => process.exit(0)),
       (error: unknown) => {
         process.stderr.write(`Gantry failed to shut down cleanly: ${(error as Error)?.stack ?? String(error)}\n`);
         process.exit(1);

@@ -56,6 +56,7 @@ describe('one upstream per model', () => {
         faulty('in-band-error', { failure: 'error', failureStatus: 400, failAfterTokens: 1 }),
         faulty('long-prefill', { prefillMs: 10_000 }),
         faulty('drip', { tokenIntervalMs: 200 }),
+        faulty('slow-whole', { prefillMs: 1500 }, { headersTimeoutMs: 200, maxFailures: 1 }),
       ],
     });
     client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -286,6 +287,16 @@ describe('one upstream per model', () => {
       expect(await failureOf('dropped')).toMatchObject({ status: 502, message: expect.stringMatching(/closed the connection/) });
       expect(await failureOf('in-band-error')).toMatchObject({ status: 400, message: expect.stringMatching(/The upstream answered 400: The mock upstream/) });
       expect(await eventually(() => faults.state.openRequests === 0, 1000)).toBe(true);
+    });
+
+    it('a whole answer slower than headersTimeoutMs: a timeout for the client, not a fault of the replica', async () => {
+      const failureOf = () => client.chat.completions.create({ model: 'slow-whole', messages: ask('a b') }).catch((caught: unknown) => caught);
+      // maxFailures is 1: were a long generation counted against the replica, the second request would find it ejected (503).
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        expect(await failureOf()).toMatchObject({ status: 504, message: expect.stringMatching(/did not finish the answer within 200 ms/) });
+      }
+      const engine = gateway.registry.resolve('slow-whole').engine as HttpEngine;
+      expect(engine.replicaStates()[0]).toMatchObject({ consecutiveFailures: 0 });
     });
 
     it('an error frame from the upstream mid-stream, with its kind', async () => {

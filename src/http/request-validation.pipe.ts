@@ -1,6 +1,6 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidatorOptions } from 'class-validator';
+import { type ValidationError, validateSync, type ValidatorOptions } from 'class-validator';
 import { GatewayError } from '../errors/gateway-error.js';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
 import { cacheValidationRules } from './validation-rules-cache.js';
@@ -23,6 +23,64 @@ const NOT_VALIDATED: ReadonlySet<unknown> = new Set([String, Boolean, Number, Ar
  * them. Synchronous (`validateSync`; no DTO has an async rule): Nest's ValidationPipe awaits
  * each constraint, which made validation a tenth of a non-streaming request's CPU.
  */
+/** The stand-in name of a `constructor` key while class-transformer reads the body. */
+const CONSTRUCTOR_STAND_IN = '\u0000constructor';
+
+/** Tried as it is first: a `constructor` key is rare, and looking for one costs a walk of the body. */
+function validateBody(metatype: Function, value: object): { entity: object; errors: ValidationError[] } {
+  try {
+    return validate(metatype, value);
+  } catch (error) {
+    // class-transformer does not modify its input (no request DTO uses a discriminator).
+    if (error instanceof TypeError && hasConstructorKey(value)) return validateWithStandIns(metatype, value);
+    throw error;
+  }
+}
+
+function validate(metatype: Function, value: object): { entity: object; errors: ValidationError[] } {
+  const entity = plainToInstance(metatype as new () => object, value);
+  return { entity, errors: validateSync(entity, VALIDATOR_OPTIONS) };
+}
+
+/**
+ * class-transformer takes an object's own `constructor` key for the object's class, and fails on
+ * it. A free-form part of a body may hold one legitimately (a tool's JSON Schema describing a
+ * property named so), so such keys go through under a stand-in name and get their name back.
+ */
+function validateWithStandIns(metatype: Function, value: object): { entity: object; errors: ValidationError[] } {
+  renameKey(value, 'constructor', CONSTRUCTOR_STAND_IN);
+  try {
+    const result = validate(metatype, value);
+    renameKey(result.entity, CONSTRUCTOR_STAND_IN, 'constructor');
+    return result;
+  } finally {
+    // The request's own body too: hooks and the request log may read it.
+    renameKey(value, CONSTRUCTOR_STAND_IN, 'constructor');
+  }
+}
+
+function hasConstructorKey(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(hasConstructorKey);
+  if (Object.hasOwn(value, 'constructor')) return true;
+  for (const key in value) if (hasConstructorKey((value as Record<string, unknown>)[key])) return true;
+  return false;
+}
+
+function renameKey(value: unknown, from: string, to: string): void {
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (const item of value) renameKey(item, from, to);
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  if (Object.hasOwn(record, from)) {
+    Object.defineProperty(record, to, { value: record[from], enumerable: true, writable: true, configurable: true });
+    delete record[from];
+  }
+  for (const key of Object.keys(record)) renameKey(record[key], from, to);
+}
+
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
   constructor() {
@@ -34,8 +92,7 @@ export class RequestValidationPipe implements PipeTransform {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
     }
-    const entity = plainToInstance(metatype!, value) as object;
-    const errors = validateSync(entity, VALIDATOR_OPTIONS);
+    const { entity, errors } = validateBody(metatype!, value);
     if (errors.length === 0) return entity;
     const problems = flattenValidationErrors(errors);
     const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).map((problem) => problem.message);

@@ -105,6 +105,11 @@ export class StreamResponder {
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
       this.trackInFlight(reply.raw);
+      // A client already gone (it hung up while a guard asked its store) starts no work.
+      if (reply.raw.destroyed) {
+        subscriber.complete();
+        return;
+      }
       const input = new Subject<EngineEvent>();
       const resultSubscription = input.pipe(collectGeneration()).subscribe({
         next: (result) => void reply.status(200).send(toBody(result)),

@@ -35,10 +35,20 @@ export class ChatChunkDecoder {
   /** Tool calls by index: a call is announced (id and name) once its name is known. */
   private readonly calls = new Map<number, { id?: string; name?: string; announced: boolean; held: string }>();
 
+  /**
+   * Reasoning tokens counted per chunk that carries reasoning, when the upstream's usage does not
+   * say (vLLM's does not): one per chunk in a stream, none in a whole answer, where nothing can
+   * be counted (reported as 0 rather than a made-up 1).
+   */
+  private readonly reasoningPerChunk: number;
+
   constructor(
     private readonly now: () => number,
     private readonly startedAt: number = now(),
-  ) {}
+    { whole = false }: { whole?: boolean } = {},
+  ) {
+    this.reasoningPerChunk = whole ? 0 : 1;
+  }
 
   /** Whether `[DONE]` arrived; later payloads are ignored. */
   get isDone(): boolean {
@@ -124,7 +134,7 @@ export class ChatChunkDecoder {
   /** Updates the counters; true when they changed. */
   private count(deltas: OutputEvent[], usage: UpstreamUsage | null | undefined): boolean {
     if (usage) {
-      const countedReasoning = this.usage.reasoningTokens + (deltas.some(isReasoning) ? 1 : 0);
+      const countedReasoning = this.usage.reasoningTokens + (deltas.some(isReasoning) ? this.reasoningPerChunk : 0);
       // A new usage object only when a counter moved: continuous usage repeats itself on most chunks.
       const changed = !sameAsUpstream(this.usage, usage, countedReasoning);
       if (changed) this.usage = toTokenUsage(usage, countedReasoning);
@@ -134,7 +144,7 @@ export class ChatChunkDecoder {
     this.usage = {
       ...this.usage,
       completionTokens: this.usage.completionTokens + 1,
-      reasoningTokens: this.usage.reasoningTokens + (deltas.some(isReasoning) ? 1 : 0),
+      reasoningTokens: this.usage.reasoningTokens + (deltas.some(isReasoning) ? this.reasoningPerChunk : 0),
     };
     return true;
   }

@@ -35,7 +35,8 @@ describe('decodeUpstreamJson', () => {
       expect(events.map((event) => event.type)).toEqual(['ack', 'reasoning', 'text', 'done']);
       expect(events[1]).toEqual({ type: 'reasoning', text: 'Capital of France.' });
       expect(events[2]).toEqual({ type: 'text', text: 'Paris.' });
-      expect(events[3]).toMatchObject({ type: 'done', finishReason: 'stop', usage: { promptTokens: 5, completionTokens: 3 } });
+      // The usage has no reasoning count: none is made up from the one "chunk".
+      expect(events[3]).toMatchObject({ type: 'done', finishReason: 'stop', usage: { promptTokens: 5, completionTokens: 3, reasoningTokens: 0 } });
     }
   });
 

@@ -14,7 +14,7 @@ import { upstreamProtocolError } from './upstream-error.js';
 export function decodeUpstreamJson(now: () => number = () => performance.now()): OperatorFunction<string, EngineEvent> {
   return (source) =>
     new Observable<EngineEvent>((subscriber) => {
-      const decoder = new ChatChunkDecoder(now);
+      const decoder = new ChatChunkDecoder(now, now(), { whole: true });
       let body = '';
       return source.subscribe({
         next: (text) => {

@@ -123,7 +123,7 @@ export class HttpEngine extends InferenceEngine {
     replica.outstanding += 1;
     const subscription = this.connections
       .get(replica)!
-      .postChat(body, { ...traceHeaders, ...this.headers }, whole ? 'application/json' : 'text/event-stream')
+      .postChat(body, { ...traceHeaders, ...this.headers }, whole)
       .pipe(whole ? decodeUpstreamJson() : decodeUpstreamSse())
       .subscribe({
         next: observer.next,

@@ -39,20 +39,19 @@ export class UpstreamConnection {
   }
 
   /**
-   * POSTs a chat completion (`accept`: `text/event-stream` for a stream, `application/json` for
-   * one answer) and emits the response body as text pieces, one per socket read, as it arrives: each piece is handed on synchronously from the read, so that everything one read
+   * POSTs a chat completion (`whole`: asking for one JSON answer, else for a stream) and emits the response body as text pieces, one per socket read, as it arrives: each piece is handed on synchronously from the read, so that everything one read
    * holds is decoded, encoded and written downstream as one batch. Unsubscribing before the body
    * ended aborts the request, which closes its socket, which is how vLLM learns to abort the
    * generation. A non-200 status, a timeout or a broken connection errors with an UpstreamError.
    */
-  postChat(body: string, headers: Record<string, string>, accept: string): Observable<string> {
+  postChat(body: string, headers: Record<string, string>, whole: boolean): Observable<string> {
     return new Observable<string>((subscriber) => {
-      const exchange = new UpstreamExchange(subscriber, this.timeouts);
+      const exchange = new UpstreamExchange(subscriber, this.timeouts, whole);
       this.pool.dispatch(
         {
           path: this.chatPath,
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept, ...headers },
+          headers: { 'content-type': 'application/json', accept: whole ? 'application/json' : 'text/event-stream', ...headers },
           body,
           headersTimeout: this.timeouts.headersTimeoutMs,
           bodyTimeout: this.timeouts.bodyTimeoutMs,

@@ -54,8 +54,16 @@ export function upstreamProtocolError(message: string, cause?: unknown): Upstrea
   return new UpstreamError('upstream', message, { retryable: true, replicaFault: true, cause });
 }
 
-/** Transport failures (undici errors, Node socket errors) to what a client may read. */
-export function upstreamTransportError(error: unknown, timeouts: { headersTimeoutMs: number; bodyTimeoutMs: number }): UpstreamError {
+/**
+ * Transport failures (undici errors, Node socket errors) to what a client may read. `whole`: the
+ * request asked for one JSON answer, whose headers come only once it is generated, so a headers
+ * timeout says the generation was long, not that the replica is at fault.
+ */
+export function upstreamTransportError(
+  error: unknown,
+  timeouts: { headersTimeoutMs: number; bodyTimeoutMs: number },
+  whole = false,
+): UpstreamError {
   if (error instanceof UpstreamError) return error;
   const code = String((error as { code?: unknown })?.code ?? '');
   switch (code) {
@@ -64,6 +72,13 @@ export function upstreamTransportError(error: unknown, timeouts: { headersTimeou
     case 'UND_ERR_CONNECT_TIMEOUT':
       return new UpstreamError('upstream', 'The upstream did not accept the connection in time.', { retryable: true, replicaFault: true, cause: error });
     case 'UND_ERR_HEADERS_TIMEOUT':
+      if (whole) {
+        return new UpstreamError('timeout', `The upstream did not finish the answer within ${timeouts.headersTimeoutMs} ms (headersTimeoutMs).`, {
+          retryable: false,
+          replicaFault: false,
+          cause: error,
+        });
+      }
       return new UpstreamError('timeout', `The upstream sent no response headers within ${timeouts.headersTimeoutMs} ms.`, { retryable: false, replicaFault: true, cause: error });
     case 'UND_ERR_BODY_TIMEOUT':
       return new UpstreamError('timeout', `The upstream sent nothing for ${timeouts.bodyTimeoutMs} ms.`, { retryable: false, replicaFault: true, cause: error });

@@ -27,6 +27,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   constructor(
     private readonly subscriber: Subscriber<string>,
     private readonly timeouts: UpstreamTimeouts,
+    /** One JSON answer was asked for (see upstreamTransportError). */
+    private readonly whole: boolean,
   ) {}
 
   /** The subscriber is gone: abort the request (closing its socket, which is how vLLM learns to stop). */
@@ -61,6 +63,6 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.finished = true;
-    if (!this.cancelled) this.subscriber.error(upstreamTransportError(error, this.timeouts));
+    if (!this.cancelled) this.subscriber.error(upstreamTransportError(error, this.timeouts, this.whole));
   }
 }

@@ -55,6 +55,9 @@ class GlobalGuard implements CanActivate {
         return Promise.resolve(true);
       case 'promise-false':
         return Promise.resolve(false);
+      case 'thenable-false':
+        // Not a native Promise (another library's, another realm's): awaited all the same.
+        return { then: (resolve: (allowed: boolean) => void) => resolve(false) } as unknown as Promise<boolean>;
       case 'observable':
         return of(true);
       case 'throw':
@@ -87,6 +90,12 @@ class InnerInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {
     log.push('inner');
     if (header(context, 'x-inner') === 'throw') throw new GatewayError('unavailable', 'Interceptor broke.');
+    if (header(context, 'x-inner') === 'cached') {
+      // Asks for the handler's stream but answers from elsewhere: the handler must not run.
+      next.handle();
+      void context.switchToHttp().getResponse<FastifyReply>().send({ text: 'cached' });
+      return of('cached');
+    }
     if (header(context, 'x-inner') !== 'async') return next.handle().pipe(record('inner'));
     return Promise.resolve().then(() => {
       log.push('inner:resolved');
@@ -107,6 +116,7 @@ class RecordingPipe implements PipeTransform {
 class RecordingFilter extends ProtocolExceptionFilter {
   override catch(exception: unknown, host: ArgumentsHost): void {
     log.push(`filter:${(exception as Error).message}`);
+    if ((exception as Error).message === 'Filter breaks.') throw new Error('The filter itself failed.');
     super.catch(exception, host);
   }
 }
@@ -121,6 +131,7 @@ class TestController {
     log.push(`handler:${body.constructor.name}:${body.text}`);
     seen.handlerReply = reply;
     if (body.text === 'fail') return throwError(() => new GatewayError('unavailable', 'Engine down.'));
+    if (body.text === 'break') return throwError(() => new GatewayError('unavailable', 'Filter breaks.'));
     return new Observable<string>((subscriber) => {
       subscriber.next('first');
       subscriber.next(body.text);
@@ -196,7 +207,7 @@ describe('RoutePipeline', () => {
   });
 
   it('answers 403 when a guard returns false (or a Promise of false), running nothing after it', async () => {
-    for (const verdict of ['false', 'promise-false']) {
+    for (const verdict of ['false', 'promise-false', 'thenable-false']) {
       log.length = 0;
       const response = await post({ text: 'hi' }, { 'x-guard': verdict });
       expect(response.statusCode).toBe(403);
@@ -249,6 +260,19 @@ describe('RoutePipeline', () => {
       expect(response.json()).toMatchObject({ error: { message: 'Interceptor broke.' } });
       expect(log).toEqual(['guard:global', 'guard:method', 'outer', 'inner', 'outer:error:Interceptor broke.', 'filter:Interceptor broke.']);
     }
+  });
+
+  it('runs the pipes and the handler only when the stream next.handle() returns is subscribed, as Nest does', async () => {
+    const response = await post({ text: 'hi' }, { 'x-inner': 'cached' });
+    expect(response.json()).toEqual({ text: 'cached' });
+    expect(log).toEqual(['guard:global', 'guard:method', 'outer', 'inner', 'outer:next:cached', 'outer:complete']);
+  });
+
+  it('answers a 500 in the protocol shape when an exception filter throws, and keeps serving', async () => {
+    const broken = await post({ text: 'break' });
+    expect(broken.statusCode).toBe(500);
+    expect(broken.json()).toMatchObject({ error: { type: 'server_error', message: 'The gateway failed to serve this request.' } });
+    expect((await post({ text: 'hi' })).statusCode).toBe(200);
   });
 
   it('gives the enhancers the route method (with its metadata), the controller class, and Fastify’s request and reply', async () => {

@@ -1,7 +1,9 @@
-import { type ArgumentMetadata, type CallHandler, type CanActivate, ForbiddenException, type NestInterceptor, type PipeTransform, type Type } from '@nestjs/common';
+import { type ArgumentMetadata, type CallHandler, type CanActivate, ForbiddenException, Logger, type NestInterceptor, type PipeTransform, type Type } from '@nestjs/common';
 import type { ExceptionsHandler } from '@nestjs/core/exceptions/exceptions-handler.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { from, isObservable, lastValueFrom, mergeAll, mergeMap, type Observable, type Observer, throwError } from 'rxjs';
+import { defer, from, isObservable, lastValueFrom, mergeAll, mergeMap, type Observable, type Observer, throwError } from 'rxjs';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { dialectOf, renderError } from '../error-rendering.js';
 import { GenerationContext } from './generation-context.js';
 
 /** A generation handler: the validated body and the reply in, the engine events out. */
@@ -26,6 +28,7 @@ export interface RouteEnhancers {
  * handler's stream when the response closes, which tears down the engine work behind it.
  */
 export class RoutePipeline {
+  private static readonly logger = new Logger('Gantry');
   private readonly bodyMetadata: ArgumentMetadata;
 
   constructor(
@@ -60,15 +63,27 @@ export class RoutePipeline {
     const reply = context.getResponse<FastifyReply>();
     try {
       const body = this.transformBody(context.getRequest<FastifyRequest>().body, 0);
-      if (body instanceof Promise) return from(body).pipe(mergeMap((value) => this.handler.call(this.instance, value, reply)));
+      if (isThenable(body)) return from(body).pipe(mergeMap((value) => this.handler.call(this.instance, value, reply)));
       return this.handler.call(this.instance, body, reply);
     } catch (error) {
       return throwError(() => error);
     }
   }
 
+  /** To the exception filters; a filter that throws gets a 500 (or a cut connection), not a crashed process. */
   fail(error: unknown, context: GenerationContext): void {
-    this.enhancers.exceptions.next(error as Error, context);
+    try {
+      this.enhancers.exceptions.next(error as Error, context);
+    } catch (failure) {
+      const reply = context.getResponse<FastifyReply>();
+      RoutePipeline.logger.error(`An exception filter failed on ${reply.request.method} ${reply.request.url.split('?')[0]}`, (failure as Error)?.stack);
+      if (reply.sent || reply.raw.headersSent) {
+        reply.raw.destroy();
+        return;
+      }
+      const rendered = renderError(new GatewayError('internal', 'The gateway failed to serve this request.'), dialectOf(reply.request.url));
+      void reply.status(rendered.status).headers(rendered.headers).send(rendered.body);
+    }
   }
 
   private run(context: GenerationContext): void {
@@ -82,18 +97,23 @@ export class RoutePipeline {
     const { pipes } = this.enhancers;
     for (let index = from; index < pipes.length; index += 1) {
       value = pipes[index].transform(value, this.bodyMetadata);
-      if (value instanceof Promise) return value.then((settled: unknown) => this.transformBody(settled, index + 1));
+      if (isThenable(value)) return Promise.resolve(value).then((settled: unknown) => this.transformBody(settled, index + 1));
     }
     return value;
   }
+}
+
+/** Promises, and any other thenable (as Nest awaits them). */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 }
 
 /** Runs the guards in order; synchronous while they are (no promise for an open gateway). */
 function passGuards(guards: readonly CanActivate[], context: GenerationContext, from: number): boolean | Promise<boolean> {
   for (let index = from; index < guards.length; index += 1) {
     const verdict: unknown = guards[index].canActivate(context);
-    if (isObservable(verdict) || verdict instanceof Promise) {
-      const settled = isObservable(verdict) ? lastValueFrom(verdict) : verdict;
+    if (isObservable(verdict) || isThenable(verdict)) {
+      const settled = isObservable(verdict) ? lastValueFrom(verdict) : Promise.resolve(verdict);
       return settled.then((allowed) => (allowed ? passGuards(guards, context, index + 1) : false));
     }
     // As in Nest: any falsy verdict (a forgotten `return` included) refuses.
@@ -108,8 +128,9 @@ class HandlerCall implements CallHandler {
     private readonly context: GenerationContext,
   ) {}
 
+  /** Runs the pipes and the handler on subscription, as Nest does (an interceptor may retry, or not subscribe). */
   handle(): Observable<unknown> {
-    return this.pipeline.invoke(this.context);
+    return defer(() => this.pipeline.invoke(this.context));
   }
 }
 
@@ -120,14 +141,15 @@ class InterceptedCall implements CallHandler {
     private readonly next: CallHandler,
   ) {}
 
-  /** An interceptor that throws fails the observable (as in Nest), for the outer ones and the filters to see. */
+  /**
+   * Calls the interceptor on subscription, as Nest does; one that throws fails the observable
+   * (as in Nest), for the outer ones and the filters to see.
+   */
   handle(): Observable<unknown> {
-    try {
+    return defer(() => {
       const intercepted = this.interceptor.intercept(this.context, this.next);
       return isObservable(intercepted) ? intercepted : from(intercepted).pipe(mergeAll());
-    } catch (error) {
-      return throwError(() => error);
-    }
+    });
   }
 }
 

@@ -35,7 +35,9 @@ export class MetricsInterceptor extends GenerationInterceptor {
     if (!isOutput(event)) return;
     if (telemetry.outputEvents === 1) {
       this.metrics.timeToFirstToken.observe(labels(telemetry), telemetry.timeToFirstOutputMs! / 1000);
-      this.gaps.set(telemetry, this.metrics.interTokenLatency.series(labels(telemetry)));
+      // Streamed requests only: a client reading the answer whole sees no gaps, and an upstream's
+      // whole JSON answer arrives as events of one instant.
+      if (telemetry.stream) this.gaps.set(telemetry, this.metrics.interTokenLatency.series(labels(telemetry)));
     } else if (telemetry.lastOutputGapMs !== undefined) {
       this.gaps.get(telemetry)?.observe(telemetry.lastOutputGapMs / 1000);
     }
