@@ -4,6 +4,7 @@ import { ZERO_USAGE } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
 import { toOpenAIErrorBody } from '../errors/openai-error.js';
+import { flattenString } from '../sse/flatten-string.js';
 import { DONE_FRAME, type SseFrame } from '../sse/sse-frame.js';
 import { toChatFinishReason, toChatUsage } from './chat-usage.js';
 
@@ -32,6 +33,7 @@ export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<S
       const prefix =
         `{"id":${JSON.stringify(options.id)},"object":"chat.completion.chunk",` +
         `"created":${options.created},"model":${JSON.stringify(options.model)},"choices":`;
+      flattenString(prefix);
       let usage: TokenUsage = ZERO_USAGE;
       let timings: Timings | undefined;
 
