@@ -62,9 +62,12 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       ]);
       const http = via(gateway, 'mock', GANTRY_HTTP);
       const stub = via(gateway, 'stub', GANTRY_STUB);
-      await warmGateway([http, stub], profile.gatewayWarmupMs, progress);
       const bare = bareProxy ? [via(bareProxy, direct.model, BARE_PROXY)] : [];
-      if (bareProxy) await warmGateway(bare, profile.gatewayWarmupMs / 2, progress);
+      // Warmed at once: nothing is measured yet, and the bare proxy needs less.
+      await Promise.all([
+        warmGateway([http, stub], profile.gatewayWarmupMs, progress),
+        bareProxy ? warmGateway(bare, profile.gatewayWarmupMs / 2, progress) : undefined,
+      ]);
       if (wants('throughput')) {
         const { concurrencies, tokens, rounds, timing } = profile.throughput;
         results.throughput = [];
@@ -109,8 +112,7 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       const on = await stack.startGateway('observability-on', gatewayConfig({ models, observability: { otlpEndpoint: sink.url } }));
       const targetsOf = (gateway: ChildServer) =>
         engines.map((engine) => (engine === 'http' ? via(gateway, 'mock', GANTRY_HTTP) : via(gateway, 'stub', GANTRY_STUB)));
-      await warmGateway(targetsOf(off), profile.gatewayWarmupMs, progress);
-      await warmGateway(targetsOf(on), profile.gatewayWarmupMs, progress);
+      await Promise.all([warmGateway(targetsOf(off), profile.gatewayWarmupMs, progress), warmGateway(targetsOf(on), profile.gatewayWarmupMs, progress)]);
       progress(`observability: ${streams} streams, off / on, ${rounds} round(s)`);
       const targets = engines.flatMap((_, index) => [targetsOf(off)[index], targetsOf(on)[index]]);
       const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
