@@ -17,7 +17,8 @@ const CONTENT_CHUNK =
 export function readContentChunk(data: string): UpstreamChunk | undefined {
   const match = CONTENT_CHUNK.exec(data);
   if (match === null) return undefined;
-  const [, field, literal, usageNull, promptTokens, completionTokens] = match;
+  // Indexed, not destructured: destructuring walks a match array through its iterator.
+  const literal = match[2];
   let text: string;
   if (literal.includes('\\')) {
     try {
@@ -28,15 +29,11 @@ export function readContentChunk(data: string): UpstreamChunk | undefined {
   } else {
     text = literal.slice(1, -1);
   }
-  const delta: UpstreamDelta = {};
-  delta[field as 'content' | 'reasoning_content' | 'reasoning'] = text;
+  const field = match[1];
+  const delta: UpstreamDelta = field === 'content' ? { content: text } : field === 'reasoning' ? { reasoning: text } : { reasoning_content: text };
+  const promptTokens = match[4];
   return {
     choices: [{ index: 0, delta, finish_reason: null }],
-    usage:
-      promptTokens !== undefined
-        ? { prompt_tokens: Number(promptTokens), completion_tokens: Number(completionTokens) }
-        : usageNull !== undefined
-          ? null
-          : undefined,
+    usage: promptTokens !== undefined ? { prompt_tokens: +promptTokens, completion_tokens: +match[5] } : match[3] !== undefined ? null : undefined,
   };
 }
