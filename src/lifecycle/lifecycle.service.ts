@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Observable, Subject, type MonoTypeOperatorFunction } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
@@ -25,7 +25,12 @@ export class LifecycleService {
   private draining = false;
   private cutOff = false;
   private inFlightCount = 0;
-  private readonly cutOff$ = new Subject<void>();
+  /**
+   * What ends each open stream at the drain deadline. A Set, not a Subject: a subscriber per
+   * stream held a subscription and its finalizer array for the stream's life, and leaving a
+   * Subject is a search of its observers.
+   */
+  private readonly cutters = new Set<() => void>();
   private idleWaiters: Array<() => void> = [];
 
   constructor(@Inject(GatewayConfig) private readonly config: GatewayConfig) {}
@@ -61,10 +66,10 @@ export class LifecycleService {
           cut();
           return undefined;
         }
-        const deadline = this.cutOff$.subscribe(cut);
+        this.cutters.add(cut);
         const inner = source.subscribe(subscriber);
         return () => {
-          deadline.unsubscribe();
+          this.cutters.delete(cut);
           inner.unsubscribe();
         };
       });
@@ -80,7 +85,7 @@ export class LifecycleService {
     this.draining = true;
     if (this.cutOff) return;
     this.cutOff = true;
-    this.cutOff$.next();
+    for (const cut of [...this.cutters]) cut();
   }
 
   /**
