@@ -80,6 +80,8 @@ describe('GET /metrics after a scripted mix of requests', () => {
     expect(value('gantry_time_to_first_token_seconds_count', { model: 'slow', api: 'messages' })).toBe(1);
     expect(value('gantry_time_to_first_token_seconds_sum', { model: 'slow', api: 'messages' })).toBeGreaterThanOrEqual(0.6);
     expect(value('gantry_inter_token_latency_seconds_count', { model: 'slow', api: 'messages' })).toBe(slowContentChunks - 1);
+    // The two stub answers were read whole (not streamed): their gaps are nobody's latency.
+    expect(value('gantry_inter_token_latency_seconds_count', { model: 'stub', api: 'chat' })).toBe(0);
     expect(value('gantry_request_duration_seconds_count', { model: 'stub', api: 'chat' })).toBe(2);
   });
 

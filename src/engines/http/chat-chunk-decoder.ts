@@ -58,7 +58,7 @@ export class ChatChunkDecoder {
   decode(data: string): EngineEvent[] {
     if (this.finished) return [];
     if (data.trim() === '[DONE]') return [this.done()];
-    return this.decodeChunk(readContentChunk(data) ?? parseChunk(data));
+    return this.decodeChunk(readContentChunk(data) ?? parseUpstreamPayload(data, 'stream event'));
   }
 
   /** One parsed chunk (a whole answer comes as one, see decodeUpstreamJson). */
@@ -179,15 +179,19 @@ export class ChatChunkDecoder {
   }
 }
 
-function parseChunk(data: string): UpstreamChunk {
+/**
+ * An upstream payload (`what`: a stream event's data, or a whole JSON answer) as an object; an
+ * UpstreamError (a fault of the replica) when it is not JSON, or not an object.
+ */
+export function parseUpstreamPayload(text: string, what: 'stream event' | 'JSON answer'): UpstreamChunk {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(data);
+    parsed = JSON.parse(text);
   } catch (error) {
-    throw upstreamProtocolError(`The upstream sent a malformed stream event: ${JSON.stringify(data.slice(0, 80))}`, error);
+    throw upstreamProtocolError(`The upstream sent a malformed ${what}: ${JSON.stringify(text.slice(0, 80))}`, error);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw upstreamProtocolError('The upstream sent a stream event that is not a JSON object.');
+    throw upstreamProtocolError(`The upstream sent a ${what} that is not a JSON object.`);
   }
   return parsed as UpstreamChunk;
 }

@@ -1,8 +1,7 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { EngineEvent } from '../../engine/engine-event.js';
-import { ChatChunkDecoder } from './chat-chunk-decoder.js';
+import { ChatChunkDecoder, parseUpstreamPayload } from './chat-chunk-decoder.js';
 import type { UpstreamChunk } from './upstream-chunk.js';
-import { upstreamProtocolError } from './upstream-error.js';
 
 /**
  * An upstream's whole `chat.completion` answer (body text, in pieces) to engine events, for a
@@ -24,7 +23,7 @@ export function decodeUpstreamJson(now: () => number = () => performance.now()):
         complete: () => {
           let events: EngineEvent[];
           try {
-            events = [...decoder.decodeChunk(asChunk(parseAnswer(body))), ...decoder.decode('[DONE]')];
+            events = [...decoder.decodeChunk(asChunk(parseUpstreamPayload(body, 'JSON answer'))), ...decoder.decode('[DONE]')];
           } catch (error) {
             subscriber.error(error);
             return;
@@ -34,19 +33,6 @@ export function decodeUpstreamJson(now: () => number = () => performance.now()):
         },
       });
     });
-}
-
-function parseAnswer(body: string): UpstreamChunk {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch (error) {
-    throw upstreamProtocolError(`The upstream sent a malformed JSON answer: ${JSON.stringify(body.slice(0, 80))}`, error);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw upstreamProtocolError('The upstream sent an answer that is not a JSON object.');
-  }
-  return parsed as UpstreamChunk;
 }
 
 /** The answer as a chunk: each choice's message becomes its delta; tool calls get their index. */

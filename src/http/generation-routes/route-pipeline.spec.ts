@@ -19,6 +19,18 @@ let seen: { tag?: unknown; controller?: unknown; request?: FastifyRequest; reply
 
 const TAG = 'test:tag';
 
+/** What follows the interceptors for a valid `{ text: 'hi' }`: the pipe, the handler, its values and completion, innermost first. */
+const HANDLED_HI = [
+  'pipe:body:EchoDto:undefined',
+  'handler:EchoDto:hi',
+  'inner:next:first',
+  'outer:next:first',
+  'inner:next:hi',
+  'outer:next:hi',
+  'inner:complete',
+  'outer:complete',
+];
+
 function header(context: ExecutionContext, name: string): string | undefined {
   return context.switchToHttp().getRequest<FastifyRequest>().headers[name] as string | undefined;
 }
@@ -179,14 +191,7 @@ describe('RoutePipeline', () => {
       'guard:method',
       'outer',
       'inner',
-      'pipe:body:EchoDto:undefined',
-      'handler:EchoDto:hi',
-      'inner:next:first',
-      'outer:next:first',
-      'inner:next:hi',
-      'outer:next:hi',
-      'inner:complete',
-      'outer:complete',
+      ...HANDLED_HI,
     ]);
   });
 
@@ -241,14 +246,7 @@ describe('RoutePipeline', () => {
       'outer',
       'inner',
       'inner:resolved',
-      'pipe:body:EchoDto:undefined',
-      'handler:EchoDto:hi',
-      'inner:next:first',
-      'outer:next:first',
-      'inner:next:hi',
-      'outer:next:hi',
-      'inner:complete',
-      'outer:complete',
+      ...HANDLED_HI,
     ]);
   });
 
