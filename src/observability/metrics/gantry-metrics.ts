@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { ModelRegistry } from '../../engines/model-registry.js';
+import { RouteSeries, type RouteLabels } from './route-series.js';
+import { SeriesCounter, SeriesGauge } from './series-counter.js';
 import { SeriesHistogram } from './series-histogram.js';
 
 const ROUTE_LABELS = ['model', 'api', 'engine'] as const;
@@ -10,26 +12,27 @@ const GAP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16,
 /**
  * Gantry's Prometheus metrics, in one registry of their own (not prom-client's global one, so
  * several gateways can live in one process). Every name is in the `gantry_` namespace; the
- * README documents each.
+ * README documents each. What every request records is a Series* metric, resolved once per route
+ * (`route()`); the rare ones are prom-client's own.
  */
 @Injectable()
 export class GantryMetrics {
   readonly registry = new Registry();
+  private readonly routes = new Map<string, RouteSeries>();
 
-  readonly requests = new Counter({
+  readonly requests = new SeriesCounter({
     name: 'gantry_requests_total',
     help: 'Generation requests by outcome (completed, failed, client_closed, rejected) and HTTP status.',
     labelNames: [...ROUTE_LABELS, 'outcome', 'status'],
     registers: [this.registry],
   });
-  readonly timeToFirstToken = new Histogram({
+  readonly timeToFirstToken = new SeriesHistogram({
     name: 'gantry_time_to_first_token_seconds',
     help: 'From arrival (queue included) to the first output: content, reasoning or a tool call.',
     labelNames: ROUTE_LABELS,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  /** Observed on every token: a SeriesHistogram, whose series a stream resolves once. */
   readonly interTokenLatency = new SeriesHistogram({
     name: 'gantry_inter_token_latency_seconds',
     help: 'Gap between consecutive outputs of one stream.',
@@ -37,39 +40,39 @@ export class GantryMetrics {
     buckets: GAP_BUCKETS,
     registers: [this.registry],
   });
-  readonly requestDuration = new Histogram({
+  readonly requestDuration = new SeriesHistogram({
     name: 'gantry_request_duration_seconds',
     help: 'From arrival to the end of the response (end to end).',
     labelNames: ROUTE_LABELS,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  readonly queueTime = new Histogram({
+  readonly queueTime = new SeriesHistogram({
     name: 'gantry_queue_time_seconds',
     help: 'From arrival to admission (waiting for a concurrency slot).',
     labelNames: ROUTE_LABELS,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  readonly promptTokens = new Counter({
+  readonly promptTokens = new SeriesCounter({
     name: 'gantry_prompt_tokens_total',
     help: 'Prompt tokens processed.',
     labelNames: ROUTE_LABELS,
     registers: [this.registry],
   });
-  readonly completionTokens = new Counter({
+  readonly completionTokens = new SeriesCounter({
     name: 'gantry_completion_tokens_total',
     help: 'Completion tokens generated (reasoning included).',
     labelNames: ROUTE_LABELS,
     registers: [this.registry],
   });
-  readonly heartbeats = new Counter({
+  readonly heartbeats = new SeriesCounter({
     name: 'gantry_heartbeats_total',
     help: 'Keep-alives sent (protocol heartbeats or SSE comments), by API.',
     labelNames: ['model', 'api'],
     registers: [this.registry],
   });
-  readonly activeRequests = new Gauge({
+  readonly activeRequests = new SeriesGauge({
     name: 'gantry_active_requests',
     help: 'Generation requests accepted and not yet finished (streams and non-streaming), queued ones included.',
     labelNames: ROUTE_LABELS,
@@ -120,5 +123,16 @@ export class GantryMetrics {
         }
       },
     });
+  }
+
+  /** The series one route's requests record into, resolved on its first request. */
+  route(labels: RouteLabels): RouteSeries {
+    const key = `${labels.model}\u0000${labels.api}\u0000${labels.engine}`;
+    let route = this.routes.get(key);
+    if (!route) {
+      route = new RouteSeries(this, labels);
+      this.routes.set(key, route);
+    }
+    return route;
   }
 }

@@ -7,55 +7,64 @@ import { GenerationInterceptor, type GenerationOutcome } from '../generation-int
 import { httpStatusOf, phaseOf } from '../generation-outcome.js';
 import type { GenerationTelemetry } from '../generation-telemetry.js';
 import { GantryMetrics } from './gantry-metrics.js';
-import type { HistogramSeries } from './series-histogram.js';
+import type { RouteLabels, RouteSeries } from './route-series.js';
 
-/** Records every generation in GantryMetrics. */
+/**
+ * Records every generation in GantryMetrics, into its route's series (resolved once per route,
+ * kept per request from its acceptance).
+ */
 @Injectable()
 export class MetricsInterceptor extends GenerationInterceptor {
-  /** Each stream's inter-token latency series, resolved at its first output. */
-  private readonly gaps = new WeakMap<GenerationTelemetry, HistogramSeries>();
+  private readonly routes = new WeakMap<GenerationTelemetry, RouteSeries>();
 
   constructor(@Inject(Reflector) reflector: Reflector, @Inject(GantryMetrics) private readonly metrics: GantryMetrics) {
     super(reflector);
   }
 
   protected override onAccepted(telemetry: GenerationTelemetry): void {
-    this.metrics.activeRequests.inc(labels(telemetry));
+    const route = this.metrics.route(labels(telemetry));
+    this.routes.set(telemetry, route);
+    route.active.inc();
   }
 
   protected override onAdmitted(telemetry: GenerationTelemetry): void {
-    this.metrics.queueTime.observe(labels(telemetry), telemetry.queueMs! / 1000);
+    this.routeOf(telemetry).queueTime.observe(telemetry.queueMs! / 1000);
   }
 
   protected override onHeartbeat(telemetry: GenerationTelemetry): void {
-    this.metrics.heartbeats.inc({ model: telemetry.model ?? '', api: telemetry.api ?? '' });
+    this.routeOf(telemetry).heartbeats.inc();
   }
 
   protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
     if (!isOutput(event)) return;
     if (telemetry.outputEvents === 1) {
-      this.metrics.timeToFirstToken.observe(labels(telemetry), telemetry.timeToFirstOutputMs! / 1000);
+      this.routeOf(telemetry).timeToFirstToken.observe(telemetry.timeToFirstOutputMs! / 1000);
+    } else if (telemetry.stream && telemetry.lastOutputGapMs !== undefined) {
       // Streamed requests only: a client reading the answer whole sees no gaps, and an upstream's
       // whole JSON answer arrives as events of one instant.
-      if (telemetry.stream) this.gaps.set(telemetry, this.metrics.interTokenLatency.series(labels(telemetry)));
-    } else if (telemetry.lastOutputGapMs !== undefined) {
-      this.gaps.get(telemetry)?.observe(telemetry.lastOutputGapMs / 1000);
+      this.routeOf(telemetry).interTokenLatency.observe(telemetry.lastOutputGapMs / 1000);
     }
   }
 
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
-    const route = labels(telemetry);
-    this.metrics.requests.inc({ ...route, outcome: outcome.kind, status: String(httpStatusOf(telemetry, outcome)) });
+    const route = this.routeOf(telemetry);
+    route.requests(outcome.kind, httpStatusOf(telemetry, outcome)).inc();
     if (!telemetry.accepted) return;
-    this.metrics.activeRequests.dec(route);
-    this.metrics.requestDuration.observe(route, (performance.now() - telemetry.arrivedAt) / 1000);
-    this.metrics.promptTokens.inc(route, telemetry.usage.promptTokens);
-    this.metrics.completionTokens.inc(route, telemetry.usage.completionTokens);
-    if (outcome.kind === 'failed') this.metrics.engineErrors.inc({ ...route, kind: asGatewayError(outcome.error).kind });
-    if (outcome.kind === 'client_closed') this.metrics.clientHangups.inc({ ...route, phase: phaseOf(telemetry) });
+    route.active.dec();
+    route.requestDuration.observe((performance.now() - telemetry.arrivedAt) / 1000);
+    route.promptTokens.inc(telemetry.usage.promptTokens);
+    route.completionTokens.inc(telemetry.usage.completionTokens);
+    const labelled = labels(telemetry);
+    if (outcome.kind === 'failed') this.metrics.engineErrors.inc({ ...labelled, kind: asGatewayError(outcome.error).kind });
+    if (outcome.kind === 'client_closed') this.metrics.clientHangups.inc({ ...labelled, phase: phaseOf(telemetry) });
+  }
+
+  /** The request's route, as resolved at acceptance (a refused request resolves it here). */
+  private routeOf(telemetry: GenerationTelemetry): RouteSeries {
+    return this.routes.get(telemetry) ?? this.metrics.route(labels(telemetry));
   }
 }
 
-function labels(telemetry: GenerationTelemetry) {
+function labels(telemetry: GenerationTelemetry): RouteLabels {
   return { model: telemetry.model ?? '', api: telemetry.api ?? '', engine: telemetry.engine ?? '' };
 }
