@@ -52,6 +52,7 @@ describe('request logs', () => {
       completionTokens: 2,
       finishReason: 'stop',
       msg: 'request completed',
+      context: 'Request',
     });
     expect(line.ttftMs).toEqual(expect.any(Number));
     expect(line.durationMs).toEqual(expect.any(Number));

@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import { Observable, Subject, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction } from 'rxjs';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { isOutput } from '../engine/engine-event.js';
 import { KEEPALIVE_COMMENT, type SseFrame } from '../protocols/sse/sse-frame.js';
 import type { AcceptedGeneration } from '../generation/generation.service.js';
-import { collectGeneration, type GenerationResult } from '../streaming/collect-generation.js';
+import { collectEvent, emptyGeneration, type GenerationResult } from '../streaming/collect-generation.js';
 import { LifecycleService } from '../lifecycle/lifecycle.service.js';
 import { heartbeat } from '../streaming/heartbeat.js';
 import { keepalive } from '../streaming/keepalive.js';
@@ -110,35 +110,28 @@ export class StreamResponder {
         subscriber.complete();
         return;
       }
-      const input = new Subject<EngineEvent>();
-      const resultSubscription = input.pipe(collectGeneration()).subscribe({
-        next: (result) => void reply.status(200).send(toBody(result)),
-        error: (error: unknown) => {
-          const rendered = renderError(error, dialect);
-          void reply.status(rendered.status).headers(rendered.headers).send(rendered.body);
-        },
-      });
+      const result = emptyGeneration();
       const onClose = () => subscriber.complete();
-      reply.raw.once('close', onClose);
+      reply.raw.on('close', onClose);
       const sourceSubscription = events$.pipe(this.lifecycle.endAtDrainDeadline()).subscribe({
         next: (event) => {
           telemetry.observe(event);
-          input.next(event);
+          collectEvent(result, event);
           subscriber.next(event);
         },
         error: (error: unknown) => {
-          input.error(error);
+          const rendered = renderError(error, dialect);
+          void reply.status(rendered.status).headers(rendered.headers).send(rendered.body);
           subscriber.error(error);
         },
         complete: () => {
-          input.complete();
+          void reply.status(200).send(toBody(result));
           subscriber.complete();
         },
       });
       return () => {
         reply.raw.off('close', onClose);
         sourceSubscription.unsubscribe();
-        resultSubscription.unsubscribe();
       };
     });
   }

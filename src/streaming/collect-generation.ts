@@ -1,4 +1,3 @@
-import { reduce, type OperatorFunction } from 'rxjs';
 import type { EngineEvent, FinishReason, Timings, TokenUsage } from '../engine/engine-event.js';
 import { ZERO_USAGE } from '../engine/engine-event.js';
 
@@ -13,39 +12,40 @@ export interface GenerationResult {
   timings?: Timings;
 }
 
+/** The result of a generation that has produced nothing yet. */
+export function emptyGeneration(): GenerationResult {
+  return { text: '', reasoning: '', toolCalls: [], finishReason: 'stop', usage: ZERO_USAGE };
+}
+
 /**
- * Folds an engine event stream into one GenerationResult, emitted when the stream completes.
- * Tool-call pieces are joined by index, as a streaming client would join them.
+ * Folds one engine event into a non-streaming answer's result (in place). Tool-call pieces are
+ * joined by index, as a streaming client would join them. A plain fold, not an RxJS `reduce`:
+ * the responder already sees every event, and an operator chain per request cost a subscriber
+ * and a Subject for nothing.
  */
-export function collectGeneration(): OperatorFunction<EngineEvent, GenerationResult> {
-  return reduce<EngineEvent, GenerationResult>(
-    (result, event) => {
-      switch (event.type) {
-        case 'ack':
-          result.usage = event.usage;
-          result.timings = event.timings;
-          break;
-        case 'text':
-          result.text += event.text;
-          break;
-        case 'reasoning':
-          result.reasoning += event.text;
-          break;
-        case 'tool_call': {
-          const call = (result.toolCalls[event.index] ??= { id: '', name: '', arguments: '' });
-          if (event.id !== undefined) call.id = event.id;
-          if (event.name !== undefined) call.name = event.name;
-          call.arguments += event.arguments;
-          break;
-        }
-        case 'done':
-          result.finishReason = event.finishReason;
-          result.stopSequence = event.stopSequence;
-          result.usage = event.usage;
-          break;
-      }
-      return result;
-    },
-    { text: '', reasoning: '', toolCalls: [], finishReason: 'stop', usage: ZERO_USAGE },
-  );
+export function collectEvent(result: GenerationResult, event: EngineEvent): void {
+  switch (event.type) {
+    case 'ack':
+      result.usage = event.usage;
+      result.timings = event.timings;
+      break;
+    case 'text':
+      result.text += event.text;
+      break;
+    case 'reasoning':
+      result.reasoning += event.text;
+      break;
+    case 'tool_call': {
+      const call = (result.toolCalls[event.index] ??= { id: '', name: '', arguments: '' });
+      if (event.id !== undefined) call.id = event.id;
+      if (event.name !== undefined) call.name = event.name;
+      call.arguments += event.arguments;
+      break;
+    }
+    case 'done':
+      result.finishReason = event.finishReason;
+      result.stopSequence = event.stopSequence;
+      result.usage = event.usage;
+      break;
+  }
 }

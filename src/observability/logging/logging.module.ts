@@ -27,11 +27,6 @@ export function gantryLoggerModule(config: LoggingConfig, destination?: Destinat
 let stdout: ReturnType<typeof pino.destination> | undefined;
 
 /**
- * Standard output, written in batches: one write per request line was a few percent of a
- * non-streaming request's CPU. Lines wait at most a second (or until 8 KB are buffered), and what is buffered is
- * written out when the process exits, a shutdown included. One per process, like the logger.
- */
-/**
  * Writes out what the buffered stdout holds, before a planned exit (a shutdown): the exit handler
  * alone cannot wait for a write already under way when stdout is slow. At most `timeoutMs`.
  */
@@ -47,6 +42,12 @@ export function flushLogs(timeoutMs = 2000): Promise<void> {
   });
 }
 
+/**
+ * Standard output, written in batches: one write per request line was a few percent of a
+ * non-streaming request's CPU. Lines wait at most a second (or until 8 KB are buffered), and
+ * what is buffered is written out when the process exits, a shutdown included. One per process,
+ * like the logger.
+ */
 function bufferedStdout(): DestinationStream {
   if (stdout) return stdout;
   const boom = pino.destination({ dest: 1, sync: false, minLength: 8_192 });

@@ -8,6 +8,9 @@ import { GenerationInterceptor, type GenerationOutcome, type ObservedRequest } f
 import { httpStatusOf, phaseOf } from '../generation-outcome.js';
 import type { GenerationTelemetry } from '../generation-telemetry.js';
 
+/** The `context` of the line, as Nest loggers name where a line comes from. */
+const LOG_CONTEXT = 'Request';
+
 const round = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms * 10) / 10);
 
 /**
@@ -27,7 +30,6 @@ export class RequestLogInterceptor extends GenerationInterceptor {
     @Inject(GatewayConfig) config: GatewayConfig,
   ) {
     super(reflector);
-    this.logger.setContext('Request');
     this.includeContent = config.observability.logging.includeContent;
   }
 
@@ -42,6 +44,7 @@ export class RequestLogInterceptor extends GenerationInterceptor {
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
     const request = this.requests.get(telemetry);
     const line: Record<string, unknown> = {
+      context: LOG_CONTEXT,
       requestId: request?.id,
       api: telemetry.api,
       model: telemetry.model,
@@ -68,7 +71,10 @@ export class RequestLogInterceptor extends GenerationInterceptor {
       line.request = request?.body;
       line.output = this.outputs.get(telemetry) ?? '';
     }
-    if (outcome.kind === 'failed') this.logger.warn(line, 'request failed');
-    else this.logger.info(line, outcome.kind === 'client_closed' ? 'client closed the connection' : 'request completed');
+    // pino itself (the logger PinoLogger would pick), with the context already in the line:
+    // PinoLogger copied every line into a new object to put its context first.
+    const logger = this.logger.logger;
+    if (outcome.kind === 'failed') logger.warn(line, 'request failed');
+    else logger.info(line, outcome.kind === 'client_closed' ? 'client closed the connection' : 'request completed');
   }
 }
