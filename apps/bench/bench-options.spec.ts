@@ -15,6 +15,12 @@ describe('parseBenchOptions', () => {
     expect(QUICK_PROFILE.idle.streams).toBe(500);
   });
 
+  it('takes --nginx BIN for reference rows, and refuses it empty', () => {
+    expect(parseBenchOptions(['--nginx', '/usr/sbin/nginx'])).toMatchObject({ nginx: '/usr/sbin/nginx' });
+    expect(parseBenchOptions([])).not.toHaveProperty('nginx');
+    expect(() => parseBenchOptions(['--nginx', ' '])).toThrow(/--nginx needs/);
+  });
+
   it('refuses unknown scenarios and silly stream counts', () => {
     expect(() => parseBenchOptions(['--only', 'everything'])).toThrow(/unknown scenario everything/);
     expect(() => parseBenchOptions(['--idle-streams', '-3'])).toThrow(/--idle-streams/);

@@ -53,9 +53,11 @@ export interface BenchOptions {
   outDir: string;
   /** `--profile cpu|heap`: gateways run with `--cpu-prof` or `--heap-prof`, profiles under `<outDir>/profiles`. */
   profileGateways?: 'cpu' | 'heap';
+  /** `--nginx BIN`: nginx reference rows in the throughput and non-streaming scenarios. */
+  nginx?: string;
 }
 
-export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap]
+export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap] [--nginx BIN]
 
   --quick            a short run (under 30 s) of every scenario
   --only LIST        comma-separated: ${SCENARIOS.join(', ')}
@@ -63,6 +65,9 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--id
   --out DIR          where the JSON report goes (default bench-results)
   --profile KIND     run the gateways with node --cpu-prof or --heap-prof (KIND cpu or heap);
                      one profile per gateway process under DIR/profiles (figures get slower)
+  --nginx BIN        also measure nginx (BIN: its path, or a name on PATH) as a plain reverse
+                     proxy of the mock, in the throughput and non-streaming scenarios: a
+                     reference row, as the bare proxy is (the run takes longer)
 
 Starts the mock upstream and gateways (node dist/...) on loopback and measures, in one run, a
 client talking to the mock directly and through Gantry. See docs/benchmarks.md.`;
@@ -77,6 +82,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
       'idle-streams': { type: 'string' },
       out: { type: 'string', default: 'bench-results' },
       profile: { type: 'string' },
+      nginx: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -92,5 +98,12 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
   const unknown = scenarios.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.join(', ')})`);
   if (values.profile !== undefined && values.profile !== 'cpu' && values.profile !== 'heap') throw new Error('--profile must be cpu or heap');
-  return { profile, scenarios: scenarios as ScenarioName[], outDir: values.out, ...(values.profile ? { profileGateways: values.profile } : {}) };
+  if (values.nginx !== undefined && values.nginx.trim() === '') throw new Error('--nginx needs the nginx binary (a path, or a name on PATH)');
+  return {
+    profile,
+    scenarios: scenarios as ScenarioName[],
+    outDir: values.out,
+    ...(values.profile ? { profileGateways: values.profile } : {}),
+    ...(values.nginx !== undefined ? { nginx: values.nginx } : {}),
+  };
 }

@@ -7,6 +7,8 @@ export const GANTRY_HTTP = 'gantry http';
 export const GANTRY_STUB = 'gantry stub';
 /** A reference row, not a target: Fastify + undici forwarding and nothing else (bare-proxy.ts). */
 export const BARE_PROXY = 'bare proxy';
+/** A reference row when asked for (`--nginx BIN`): nginx as a plain reverse proxy (nginx-proxy.ts). */
+export const NGINX = 'nginx';
 
 /** Everything one run measured: what the JSON report holds and the table is printed from. */
 export interface BenchResults {

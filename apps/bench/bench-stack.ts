@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { startChildServer, type ChildServer } from './child-server.js';
 import { delay } from './closed-loop.js';
 import { loopbackUrl } from './loopback.js';
+import { startNginx } from './nginx-proxy.js';
 
 /** Where a load generator sends chat requests, and which processes to watch while it does. */
 export interface BenchTarget {
@@ -64,6 +65,11 @@ export class BenchStack {
         env: { NODE_ENV: 'production' },
       }),
     );
+  }
+
+  /** nginx (`binary`) as a plain reverse proxy in front of `upstream`, for reference rows. */
+  async startNginx(binary: string, upstream: URL): Promise<ChildServer> {
+    return this.track(await startNginx(binary, upstream, this.workDir));
   }
 
   /** Writes `config` (JSON is YAML) and starts `node dist/src/main.js --config FILE` on a free port. */

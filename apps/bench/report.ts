@@ -1,4 +1,4 @@
-import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
 import { renderTable, type Cell } from './text-table.js';
@@ -7,8 +7,15 @@ const KB = 1024;
 const failuresOf = (failures: Record<string, number>) => Object.values(failures).reduce((sum, count) => sum + count, 0);
 const ratio = (value: number | undefined, baseline: number | undefined): Cell =>
   value === undefined || baseline === undefined || baseline === 0 ? undefined : `${(value / baseline).toFixed(2)}x`;
-const BARE_PROXY_NOTE = '\n(bare proxy: Fastify + undici forwarding with nothing else, the floor for a Node gateway here)';
-const bareProxyNote = (rows: Array<{ target: string }>) => (rows.some((row) => row.target === BARE_PROXY) ? BARE_PROXY_NOTE : '');
+const REFERENCE_NOTES: Array<[string, string]> = [
+  [BARE_PROXY, '(bare proxy: Fastify + undici forwarding with nothing else, the floor for a Node gateway here)'],
+  [NGINX, '(nginx: a plain reverse proxy, one process, keep-alive upstream, no buffering; a reference in C)'],
+];
+/** What the reference rows present in a table are. */
+const referenceNotes = (rows: Array<{ target: string }>) =>
+  REFERENCE_NOTES.filter(([label]) => rows.some((row) => row.target === label))
+    .map(([, note]) => `\n${note}`)
+    .join('');
 const ms = (value: number | undefined): Cell => (value === undefined ? undefined : Number(value.toFixed(2)));
 
 function backgroundOf(results: BenchResults): number[] {
@@ -52,7 +59,7 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     section(
       `Streaming throughput (${tokens} tokens per stream, no delay between tokens)`,
       renderTable(['streams', 'target', 'chunks/s', 'tokens/s', 'vs direct', 'gw CPU µs/chunk', 'gw CPU', 'errors'], rows) +
-        bareProxyNote(results.throughput),
+        referenceNotes(results.throughput),
     );
   }
 
@@ -94,7 +101,7 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     const first = results.nonStreaming[0];
     section(
       `Non-streaming (${first?.concurrency} concurrent, ${first?.tokensPerAnswer}-token answers)`,
-      renderTable(['target', 'requests/s', 'vs direct', 'gw CPU µs/request', 'errors'], rows) + bareProxyNote(results.nonStreaming),
+      renderTable(['target', 'requests/s', 'vs direct', 'gw CPU µs/request', 'errors'], rows) + referenceNotes(results.nonStreaming),
     );
   }
 

@@ -3,7 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { BenchOptions, ScenarioName } from './bench-options.js';
-import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
 import type { ChildServer } from './child-server.js';
 import { benchModels, gatewayConfig, MOCK_BEHAVIOUR_HEADER, PACED_TOKEN_INTERVAL_MS } from './gateway-configs.js';
@@ -54,26 +54,32 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     });
 
     if (wants('throughput') || wants('latency') || wants('non-streaming')) {
-      // The bare proxy, the floor for a Node gateway, starts beside the gateway; it is measured in
-      // the same rounds as direct and the gateway, and judged by no target.
-      const [gateway, bareProxy] = await Promise.all([
+      // The reference proxies (the bare proxy, the floor for a Node gateway; nginx when asked for)
+      // start beside the gateway; they are measured in the same rounds as direct and the gateway,
+      // and judged by no target.
+      const forwarding = wants('throughput') || wants('non-streaming');
+      const [gateway, bareProxy, nginx] = await Promise.all([
         stack.startGateway('main', gatewayConfig({ models })),
-        wants('throughput') || wants('non-streaming') ? stack.startBareProxy(mock.url) : undefined,
+        forwarding ? stack.startBareProxy(mock.url) : undefined,
+        forwarding && options.nginx !== undefined ? stack.startNginx(options.nginx, mock.url) : undefined,
       ]);
       const http = via(gateway, 'mock', GANTRY_HTTP);
       const stub = via(gateway, 'stub', GANTRY_STUB);
-      const bare = bareProxy ? [via(bareProxy, direct.model, BARE_PROXY)] : [];
-      // Warmed at once: nothing is measured yet, and the bare proxy needs less.
+      const references = [
+        ...(bareProxy ? [via(bareProxy, direct.model, BARE_PROXY)] : []),
+        ...(nginx ? [via(nginx, direct.model, NGINX)] : []),
+      ];
+      // Warmed at once: nothing is measured yet, and the references need less.
       await Promise.all([
         warmGateway([http, stub], profile.gatewayWarmupMs, progress),
-        bareProxy ? warmGateway(bare, profile.gatewayWarmupMs / 2, progress) : undefined,
+        references.length > 0 ? warmGateway(references, profile.gatewayWarmupMs / 2, progress) : undefined,
       ]);
       if (wants('throughput')) {
         const { concurrencies, tokens, rounds, timing } = profile.throughput;
         results.throughput = [];
         for (const streams of concurrencies) {
-          progress(`throughput: ${streams} stream(s), direct / bare proxy / http / stub, ${rounds} round(s)`);
-          const targets = [direct, ...bare, http, stub];
+          const targets = [direct, ...references, http, stub];
+          progress(`throughput: ${streams} stream(s), ${targets.map((target) => target.label).join(' / ')}, ${rounds} round(s)`);
           const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
           targets.forEach((target, index) => results.throughput!.push(streamingResult(target.label, streams, tokens, tallies[index])));
         }
@@ -95,13 +101,14 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       }
       if (wants('non-streaming')) {
         const { concurrency, tokens, rounds, timing } = profile.nonStreaming;
-        progress(`non-streaming: ${concurrency} concurrent, direct / bare proxy / http / stub, ${rounds} round(s)`);
-        const targets = [direct, ...bare, http, stub];
+        const targets = [direct, ...references, http, stub];
+        progress(`non-streaming: ${concurrency} concurrent, ${targets.map((target) => target.label).join(' / ')}, ${rounds} round(s)`);
         const tallies = await interleave(targets, rounds, (target) => nonStreamingRound(target, concurrency, tokens, timing));
         results.nonStreaming = targets.map((target, index) => nonStreamingResult(target.label, concurrency, tokens, tallies[index]));
       }
       await stack.stop(gateway);
       if (bareProxy) await stack.stop(bareProxy);
+      if (nginx) await stack.stop(nginx);
     }
 
     if (wants('observability')) {
