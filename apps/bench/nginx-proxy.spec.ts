@@ -1,10 +1,10 @@
 import { createServer } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startChildServer } from './child-server.js';
-import { nginxConfig } from './nginx-proxy.js';
+import { nginxConfig, startNginx } from './nginx-proxy.js';
 
 describe('nginxConfig', () => {
   const text = nginxConfig({ port: 18123, upstream: new URL('http://127.0.0.1:18000/v1'), dir: '/tmp/bench-x' });
@@ -66,5 +66,26 @@ describe('startChildServer with a program that announces nothing', () => {
         startTimeoutMs: 5_000,
       }),
     ).rejects.toThrow(/missing could not start/);
+  });
+});
+
+describe('startNginx', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nginx-proxy-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses a server that takes the port but is not nginx, after trying other ports', async () => {
+    // A stand-in "nginx": it reads the port from the config it is given and answers as someone else.
+    const impostor = join(dir, 'impostor.mjs');
+    writeFileSync(
+      impostor,
+      `#!${process.execPath}\n` +
+        `import { readFileSync } from 'node:fs'; import { createServer } from 'node:http';\n` +
+        `const config = readFileSync(process.argv[process.argv.indexOf('-c') + 1], 'utf8');\n` +
+        `const port = Number(/listen 127\\.0\\.0\\.1:(\\d+);/.exec(config)[1]);\n` +
+        `createServer((request, response) => response.writeHead(404, { server: 'impostor' }).end()).listen(port, '127.0.0.1');\n`,
+    );
+    chmodSync(impostor, 0o755);
+    await expect(startNginx(impostor, new URL('http://127.0.0.1:9/v1'), dir, 2)).rejects.toThrow(/nginx did not come up on a port of its own after 2 tries/);
+    expect(readFileSync(join(dir, 'nginx.conf'), 'utf8')).toContain('proxy_pass http://bench_upstream;');
   });
 });

@@ -111,6 +111,11 @@ export class StreamResponder {
         return;
       }
       const result = emptyGeneration();
+      const fail = (error: unknown) => {
+        const rendered = renderError(error, dialect);
+        void reply.status(rendered.status).headers(rendered.headers).send(rendered.body);
+        subscriber.error(error);
+      };
       const onClose = () => subscriber.complete();
       reply.raw.on('close', onClose);
       const sourceSubscription = events$.pipe(this.lifecycle.endAtDrainDeadline()).subscribe({
@@ -119,13 +124,17 @@ export class StreamResponder {
           collectEvent(result, event);
           subscriber.next(event);
         },
-        error: (error: unknown) => {
-          const rendered = renderError(error, dialect);
-          void reply.status(rendered.status).headers(rendered.headers).send(rendered.body);
-          subscriber.error(error);
-        },
+        error: (error: unknown) => fail(error),
         complete: () => {
-          void reply.status(200).send(toBody(result));
+          let body: unknown;
+          try {
+            body = toBody(result);
+          } catch (error) {
+            // A body that cannot be made is the gateway's fault: a 500 in the protocol's shape.
+            fail(error);
+            return;
+          }
+          void reply.status(200).send(body);
           subscriber.complete();
         },
       });

@@ -1,12 +1,26 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
-import { getMetadataStorage, IsDefined, IsInt, IsOptional, IsString, ValidateIf, ValidateNested, validateSync } from 'class-validator';
+import {
+  getMetadataStorage,
+  IsDefined,
+  IsInt,
+  IsOptional,
+  IsString,
+  Validate,
+  ValidateIf,
+  ValidateNested,
+  ValidatorConstraint,
+  validateSync,
+  type ValidationArguments,
+  type ValidatorConstraintInterface,
+} from 'class-validator';
 import { Type } from 'class-transformer';
 import { describe, expect, it } from 'vitest';
 import { MessagesRequestDto } from '../protocols/anthropic-messages/messages-request.dto.js';
 import { ChatCompletionRequestDto } from '../protocols/openai-chat/chat-request.dto.js';
 import { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
-import { cacheValidationRules } from './validation-rules-cache.js';
+import { GatewayConfig } from '../config/gateway-config.js';
+import { cacheValidationRules, isMissingOptional } from './validation-rules-cache.js';
 
 class Part {
   @IsString()
@@ -35,6 +49,65 @@ class Conditional {
   @ValidateNested({ each: true })
   @Type(() => Part)
   parts?: Part[];
+}
+
+// Conditions that read what validation itself changes: whitelisting strips `legacy`, a custom
+// rule lowercases `mode`, nested whitelisting strips `options.skipName`. class-validator reads
+// them at each property's turn; so must anything that shortcuts it.
+class ReadsStripped {
+  @ValidateIf((object: Record<string, unknown>) => object.legacy === undefined)
+  @IsDefined()
+  @IsString()
+  name?: string;
+}
+
+@ValidatorConstraint({ name: 'lowercase' })
+class Lowercase implements ValidatorConstraintInterface {
+  validate(value: unknown, args: ValidationArguments) {
+    if (typeof value === 'string') (args.object as Record<string, unknown>)[args.property] = value.toLowerCase();
+    return typeof value === 'string';
+  }
+}
+
+class Normalised {
+  @Validate(Lowercase)
+  mode!: string;
+
+  @ValidateIf((object: Normalised) => object.mode === 'strict')
+  @IsDefined()
+  @IsInt()
+  level?: number;
+}
+
+class Options {
+  @IsOptional()
+  @IsString()
+  tag?: string;
+}
+
+class ReadsNested {
+  @ValidateNested()
+  @Type(() => Options)
+  options!: Options;
+
+  @ValidateIf((object: ReadsNested) => (object.options as unknown as Record<string, unknown>)?.skipName !== true)
+  @IsDefined()
+  name?: string;
+}
+
+let conditionCalls = 0;
+class Counted {
+  @ValidateIf(() => {
+    conditionCalls += 1;
+    return true;
+  })
+  @IsString()
+  note?: string;
+
+  @IsOptional()
+  @IsDefined()
+  @IsString()
+  optionalAndDefined?: string;
 }
 
 /** A small deterministic generator, so that a failure names a body that can be replayed. */
@@ -73,17 +146,39 @@ function bodies(type: Function, valid: Array<Record<string, unknown>>, count: nu
   return out;
 }
 
-/** Everything a validation run yields: the full error tree and the instance it leaves (whitelisted). */
-function verdict(type: new () => object, body: Record<string, unknown>): string {
-  const entity = plainToInstance(type, structuredClone(body));
-  const errors = validateSync(entity, { whitelist: true, forbidUnknownValues: true, validationError: { target: false, value: false } });
+type Mode = 'request' | 'config';
+
+/**
+ * Everything a validation run yields: the full error tree and the instance it leaves
+ * (whitelisted), with the options of the request pipe or of the config loader.
+ */
+function verdict(type: new () => object, body: Record<string, unknown>, mode: Mode = 'request'): string {
+  const entity = plainToInstance(type, structuredClone(body), mode === 'config' ? { exposeDefaultValues: true } : {});
+  const errors = validateSync(
+    entity,
+    mode === 'config'
+      ? { whitelist: true, forbidNonWhitelisted: true }
+      : { whitelist: true, forbidUnknownValues: true, validationError: { target: false, value: false } },
+  );
   const shape = (value: unknown): unknown =>
     Array.isArray(value) ? value.map(shape) : value !== null && typeof value === 'object' ? Object.entries(value).map(([key, item]) => [key, shape(item)]) : value;
   return JSON.stringify({ errors, entity: shape(entity) });
 }
 
-const CASES: Array<[string, new () => object, Array<Record<string, unknown>>]> = [
+const CASES: Array<[string, new () => object, Array<Record<string, unknown>>, Mode?]> = [
   ['a small DTO with conditions', Conditional, [{ mode: 'strict', level: 2, parts: [{ kind: 'a', size: 1 }] }, { mode: 'loose', label: 'x' }]],
+  ['conditions on stripped fields', ReadsStripped, [{ legacy: 1 }, { name: 'n' }]],
+  ['conditions on normalised fields', Normalised, [{ mode: 'STRICT' }, { mode: 'strict', level: 1 }]],
+  ['conditions on nested stripped fields', ReadsNested, [{ options: { skipName: true } }, { options: { tag: 't' }, name: 'n' }]],
+  [
+    'the gateway config (config loader options)',
+    GatewayConfig,
+    [
+      { models: [{ name: 'm', engine: 'stub' }], auth: { apiKeys: ['k'], limits: { store: 'redis', redisUrl: 'redis://h:6379' } } },
+      { server: { port: 8000 }, models: [{ name: 'm', engine: 'stub' }], keepalive: { mode: 'comments', intervalMs: 1000 } },
+    ],
+    'config',
+  ],
   [
     'Chat Completions',
     ChatCompletionRequestDto,
@@ -114,13 +209,20 @@ const CASES: Array<[string, new () => object, Array<Record<string, unknown>>]> =
   ],
 ];
 
-describe('cacheValidationRules: absent optional fields go unvisited', () => {
+describe('cacheValidationRules: missing optional fields go unvisited', () => {
   it('changes no verdict, message, order or whitelisted instance of any request DTO', () => {
     // This file runs in a process of its own: the verdicts below come from class-validator as shipped.
-    const corpus = CASES.map(([name, type, valid]) => ({ name, type, bodies: bodies(type, valid, 400) }));
-    const before = corpus.map(({ type, bodies }) => bodies.map((body) => verdict(type, body)));
+    const corpus = CASES.map(([name, type, valid, mode]) => ({ name, type, mode, bodies: bodies(type, valid, 400) }));
+    const before = corpus.map(({ type, mode, bodies }) => bodies.map((body) => verdict(type, body, mode)));
+    conditionCalls = 0;
+    const countedBefore = verdict(Counted, {});
+    const callsBefore = conditionCalls;
     cacheValidationRules();
-    const after = corpus.map(({ type, bodies }) => bodies.map((body) => verdict(type, body)));
+    const after = corpus.map(({ type, mode, bodies }) => bodies.map((body) => verdict(type, body, mode)));
+    conditionCalls = 0;
+    expect(verdict(Counted, {})).toBe(countedBefore);
+    // A `@ValidateIf` condition runs exactly as often as before (once per validation).
+    expect(conditionCalls).toBe(callsBefore);
     for (const [index, { name, bodies }] of corpus.entries()) {
       for (const [at, body] of bodies.entries()) expect(after[index][at], `${name}: ${JSON.stringify(body)}`).toBe(before[index][at]);
     }
@@ -128,6 +230,31 @@ describe('cacheValidationRules: absent optional fields go unvisited', () => {
     const all = before.flat();
     expect(all.filter((text) => text.startsWith('{"errors":[]')).length).toBeGreaterThan(100);
     expect(all.filter((text) => text.includes('"isDefined"') || text.includes('should not be null or undefined')).length).toBeGreaterThan(10);
+  });
+
+  it('the cases that shortcut must leave alone keep their verdicts: conditions read at their turn', () => {
+    cacheValidationRules();
+    const faults = (type: new () => object, body: Record<string, unknown>) =>
+      validateSync(plainToInstance(type, body), { whitelist: true }).map((error) => error.property);
+    expect(faults(ReadsStripped, { legacy: 1 })).toEqual(['name']);
+    expect(faults(Normalised, { mode: 'STRICT' })).toEqual(['level']);
+    expect(faults(ReadsNested, { options: { skipName: true } })).toEqual(['name']);
+  });
+
+  it('shortcuts only a missing value whose only conditions are @IsOptional', () => {
+    const rules = (type: Function, property: string) =>
+      getMetadataStorage()
+        .getTargetValidationMetadatas(type, '', false, false)
+        .filter((rule) => rule.propertyName === property && rule.type !== 'isDefined');
+    const optional = rules(Counted, 'optionalAndDefined');
+    expect(isMissingOptional(undefined, optional)).toBe(true);
+    expect(isMissingOptional(null, optional)).toBe(true);
+    expect(isMissingOptional('', optional)).toBe(false);
+    expect(isMissingOptional(0, optional)).toBe(false);
+    // A @ValidateIf (alone, or beside @IsOptional) and a property without conditions: never.
+    expect(isMissingOptional(undefined, rules(Counted, 'note'))).toBe(false);
+    expect(isMissingOptional(undefined, rules(Normalised, 'level'))).toBe(false);
+    expect(isMissingOptional(undefined, rules(Normalised, 'mode'))).toBe(false);
   });
 
   it('still reports a required field that is absent, and a condition that reads another field', () => {

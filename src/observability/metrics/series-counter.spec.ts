@@ -64,4 +64,27 @@ describe('GantryMetrics.route', () => {
     expect(text).toContain('gantry_requests_total{model="m",api="chat",engine="stub",outcome="rejected",status="404"} 1');
     expect(text).toContain('gantry_heartbeats_total{model="m",api="chat"} 1');
   });
+
+  it('exposes only the series something was recorded into, as prom-client does', async () => {
+    const route = metrics.route({ model: 'q', api: 'chat', engine: 'http' });
+    route.requests('rejected', 404).inc();
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('gantry_requests_total{model="q",api="chat",engine="http",outcome="rejected",status="404"} 1');
+    expect(text).not.toMatch(/gantry_(active_requests|request_duration_seconds_count|inter_token_latency_seconds_count|heartbeats_total)\{model="q"/);
+  });
+
+  it('after a registry reset, shows nothing until a route kept across it records again', async () => {
+    const route = metrics.route({ model: 'r', api: 'messages', engine: 'stub' });
+    route.active.inc();
+    route.requestDuration.observe(0.2);
+    metrics.registry.resetMetrics();
+    expect(await metrics.registry.metrics()).not.toContain('model="r"');
+    route.requestDuration.observe(0.3);
+    route.active.inc();
+    route.active.dec();
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('gantry_request_duration_seconds_count{model="r",api="messages",engine="stub"} 1');
+    expect(text).toContain('gantry_request_duration_seconds_sum{model="r",api="messages",engine="stub"} 0.3');
+    expect(text).toContain('gantry_active_requests{model="r",api="messages",engine="stub"} 0');
+  });
 });

@@ -1,8 +1,9 @@
-import { SeriesMetric, type ExposedValue } from './series-metric.js';
+import { SeriesMetric, type ExposedValue, type LabelledSeries } from './series-metric.js';
 
 /** One label set's value of a SeriesCounter or SeriesGauge. */
-export class ValueSeries {
+export class ValueSeries implements LabelledSeries {
   value = 0;
+  touched = false;
 
   constructor(
     readonly labels: Readonly<Record<string, string>>,
@@ -13,10 +14,18 @@ export class ValueSeries {
     // A counter takes no negative or non-finite step (prom-client would throw inside a hook).
     if (this.monotonic && !(by >= 0 && by < Infinity)) return;
     this.value += by;
+    this.touched = true;
   }
 
   dec(by = 1): void {
-    if (!this.monotonic) this.value -= by;
+    if (this.monotonic) return;
+    this.value -= by;
+    this.touched = true;
+  }
+
+  clear(): void {
+    this.value = 0;
+    this.touched = false;
   }
 }
 

@@ -32,10 +32,13 @@ describe('SeriesHistogram', () => {
     expect(await fast.metrics()).toBe(await reference.metrics());
   });
 
-  it('resolves one series per label set, whatever the key order, and forgets them on reset', () => {
+  it('resolves one series per label set, whatever the key order, and zeroes them on reset', () => {
     const histogram = new SeriesHistogram(config(new Registry()));
-    expect(histogram.series({ model: 'a', api: 'chat' })).toBe(histogram.series({ api: 'chat', model: 'a' }));
+    const series = histogram.series({ model: 'a', api: 'chat' });
+    expect(histogram.series({ api: 'chat', model: 'a' })).toBe(series);
+    series.observe(0.5);
     histogram.reset();
     expect(histogram.series({ model: 'a', api: 'chat' }).count).toBe(0);
+    expect([...series.counts, series.sum, series.touched]).toEqual([0, 0, 0, 0, false]);
   });
 });

@@ -1,10 +1,11 @@
-import { SeriesMetric, type ExposedValue, type SeriesMetricConfig } from './series-metric.js';
+import { SeriesMetric, type ExposedValue, type LabelledSeries, type SeriesMetricConfig } from './series-metric.js';
 
 /** One label set's buckets of a SeriesHistogram: observing is a bucket search and three additions. */
-export class HistogramSeries {
+export class HistogramSeries implements LabelledSeries {
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
+  touched = false;
 
   constructor(
     readonly labels: Readonly<Record<string, string>>,
@@ -14,6 +15,7 @@ export class HistogramSeries {
   }
 
   observe(value: number): void {
+    this.touched = true;
     this.sum += value;
     this.count += 1;
     const bounds = this.bounds;
@@ -23,6 +25,13 @@ export class HistogramSeries {
         return;
       }
     }
+  }
+
+  clear(): void {
+    this.counts.fill(0);
+    this.sum = 0;
+    this.count = 0;
+    this.touched = false;
   }
 }
 

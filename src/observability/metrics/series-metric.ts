@@ -7,6 +7,15 @@ export interface SeriesMetricConfig<L extends string> {
   registers: Registry[];
 }
 
+/** One label set's state in a SeriesMetric. */
+export interface LabelledSeries {
+  readonly labels: Readonly<Record<string, string>>;
+  /** Recorded into since it was made or last reset: only such series are exposed, as prom-client does. */
+  readonly touched: boolean;
+  /** Back to nothing recorded (a registry reset). */
+  clear(): void;
+}
+
 /** One exposed sample, as prom-client's registry reads it from `get()`. */
 export interface ExposedValue {
   metricName?: string;
@@ -18,9 +27,11 @@ export interface ExposedValue {
  * A Prometheus metric whose label sets are resolved into series objects once, by whoever records
  * into them often. prom-client validates and hashes the label set on every `inc` and `observe`
  * (~0.5 µs each, and garbage); a caller that keeps the series (a stream, a route) pays that once.
- * The exposition is prom-client's own, through the same registry.
+ * The exposition is prom-client's own, through the same registry: a series shows once something
+ * was recorded into it, and a reset zeroes and hides every series in place, so that series kept
+ * by callers stay the metric's own.
  */
-export abstract class SeriesMetric<L extends string, S extends { readonly labels: Readonly<Record<string, string>> }> {
+export abstract class SeriesMetric<L extends string, S extends LabelledSeries> {
   readonly name: string;
   readonly help: string;
   readonly aggregator = 'sum';
@@ -47,13 +58,13 @@ export abstract class SeriesMetric<L extends string, S extends { readonly labels
   }
 
   reset(): void {
-    this.bySeries.clear();
+    for (const series of this.bySeries.values()) series.clear();
   }
 
   /** What prom-client's registry reads to expose the metric. */
   async get() {
     const values: ExposedValue[] = [];
-    for (const series of this.bySeries.values()) this.expose(series, values);
+    for (const series of this.bySeries.values()) if (series.touched) this.expose(series, values);
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
