@@ -1,7 +1,6 @@
 import { createRequire } from 'node:module';
-import { getMetadataStorage } from 'class-validator';
+import { getMetadataStorage, type ValidationError } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata.js';
-import type { ValidationError } from 'class-validator';
 
 type Lookup = (target: Function, schema: string | undefined, always: boolean, strictGroups: boolean, groups?: string[]) => ValidationMetadata[];
 type Grouping = (metadata: ValidationMetadata[]) => Record<string, ValidationMetadata[]>;
