@@ -61,6 +61,24 @@ describe('decodeUpstreamSse', () => {
     expect(result.acks[2].timings).toMatchObject({ prompt_n: 12, prompt_ms: 400, predicted_n: 2, predicted_ms: 50, predicted_per_token_ms: 25 });
   });
 
+  it('reads the clock once per upstream read: the chunks of one read share its arrival time', () => {
+    let reads = 0;
+    let clock = 0;
+    const body = new Subject<string>();
+    const events: EngineEvent[] = [];
+    body.pipe(decodeUpstreamSse(() => ((reads += 1), clock))).subscribe((event) => events.push(event));
+    const readsBefore = reads;
+    clock = 100;
+    body.next(vllmDelta('{"content":"a"}') + vllmDelta('{"content":"b"}') + vllmDelta('{"content":"c"}'));
+    clock = 160;
+    body.next(vllmDelta('{"content":"d"}') + vllmDelta('{"content":"e"}'));
+    expect(reads - readsBefore).toBe(2);
+    const timings = events.flatMap((event) => (event.type === 'ack' ? [event.timings] : []));
+    // Prefill until the first read (100 ms), decode from it to the latest read (60 ms), whatever the chunks in each.
+    expect(timings.map((timing) => timing.prompt_ms)).toEqual([100, 100, 100, 100, 100]);
+    expect(timings.map((timing) => timing.predicted_ms)).toEqual([0, 0, 0, 60, 60]);
+  });
+
   it('reads a llama.cpp stream: comment pings, content null, reasoning_content, its own timings', () => {
     const chunk = (choices: string, extra = '') =>
       `data: {"choices":${choices},"created":1767225600,"id":"chatcmpl-Xy","model":"gpt-3.5-turbo","system_fingerprint":"b6100","object":"chat.completion.chunk"${extra}}\n\n`;

@@ -2,7 +2,7 @@ import type { EngineEvent, FinishReason, Timings, TokenUsage } from '../../engin
 import { makeTimings, ZERO_USAGE } from '../../engine/engine-event.js';
 import { readContentChunk } from './content-chunk-shortcut.js';
 import { mapUpstreamFinishReason } from './map-upstream-finish-reason.js';
-import type { UpstreamChoice, UpstreamChunk, UpstreamDelta, UpstreamUsage } from './upstream-chunk.js';
+import type { UpstreamChoice, UpstreamChunk, UpstreamDelta, UpstreamToolCallDelta, UpstreamUsage } from './upstream-chunk.js';
 import { upstreamFrameError, upstreamProtocolError } from './upstream-error.js';
 
 type OutputEvent = Exclude<EngineEvent, { type: 'ack' | 'done' }>;
@@ -31,7 +31,6 @@ export class ChatChunkDecoder {
   private finishReason?: FinishReason;
   private stopSequence?: string;
   private finished = false;
-  /** Tool-call indexes whose id and name were already passed on. */
   /** Tool calls by index: a call is announced (id and name) once its name is known. */
   private readonly calls = new Map<number, { id?: string; name?: string; announced: boolean; held: string }>();
 
@@ -101,7 +100,13 @@ export class ChatChunkDecoder {
     const reasoning = delta.reasoning || delta.reasoning_content;
     if (reasoning) events.push({ type: 'reasoning', text: reasoning });
     if (delta.content) events.push({ type: 'text', text: delta.content });
-    for (const call of delta.tool_calls ?? []) {
+    if (delta.tool_calls) this.toolCallDeltas(delta.tool_calls, events);
+    return events;
+  }
+
+  /** Tool-call pieces to events: a call is announced (id and name) once its name is known. */
+  private toolCallDeltas(calls: UpstreamToolCallDelta[], events: OutputEvent[]): void {
+    for (const call of calls) {
       const index = call.index ?? 0;
       let state = this.calls.get(index);
       if (state === undefined) {
@@ -122,7 +127,6 @@ export class ChatChunkDecoder {
         state.held = '';
       }
     }
-    return events;
   }
 
   private noteFinish(choice: UpstreamChoice): void {

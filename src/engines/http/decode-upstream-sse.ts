@@ -12,7 +12,10 @@ import { ChatChunkDecoder } from './chat-chunk-decoder.js';
 export function decodeUpstreamSse(now: () => number = () => performance.now()): OperatorFunction<string, EngineEvent> {
   return (source) =>
     new Observable<EngineEvent>((subscriber) => {
-      const decoder = new ChatChunkDecoder(now);
+      // Chunks that one read brings arrived together: the read's time is theirs (one clock read
+      // per read, not one per chunk).
+      let readAt: number | undefined;
+      const decoder = new ChatChunkDecoder(() => readAt ?? now());
       const parser = createParser({
         onEvent: (message) => {
           if (subscriber.closed) return;
@@ -25,10 +28,13 @@ export function decodeUpstreamSse(now: () => number = () => performance.now()): 
       });
       return source.subscribe({
         next: (text) => {
+          readAt = now();
           try {
             parser.feed(text);
           } catch (error) {
             subscriber.error(error);
+          } finally {
+            readAt = undefined;
           }
         },
         error: (error: unknown) => subscriber.error(error),
