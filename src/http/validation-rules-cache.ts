@@ -70,14 +70,22 @@ export function cacheValidationRules(): void {
   skipMissingOptionals();
 }
 
-/** class-validator's per-property step, wrapped to return at once where `@IsOptional` would stop it. */
+/**
+ * class-validator's per-property step, wrapped to return at once where `@IsOptional` would stop
+ * it. The step is internal to class-validator: a version without it (or elsewhere) keeps its
+ * own, slower path.
+ */
 function skipMissingOptionals(): void {
-  const require = createRequire(import.meta.url);
-  const { ValidationExecutor } = require('class-validator/cjs/validation/ValidationExecutor.js') as {
-    ValidationExecutor: { prototype: { performValidations: PerformValidations } };
-  };
-  const perform = ValidationExecutor.prototype.performValidations;
-  ValidationExecutor.prototype.performValidations = function (object, value, propertyName, definedMetadatas, metadatas, validationErrors) {
+  let executor: { prototype: { performValidations?: PerformValidations } } | undefined;
+  try {
+    const require = createRequire(import.meta.url);
+    executor = (require('class-validator/cjs/validation/ValidationExecutor.js') as { ValidationExecutor?: typeof executor }).ValidationExecutor;
+  } catch {
+    return;
+  }
+  const perform = executor?.prototype.performValidations;
+  if (typeof perform !== 'function' || perform.length !== 6) return;
+  executor!.prototype.performValidations = function (object, value, propertyName, definedMetadatas, metadatas, validationErrors) {
     if (isMissingOptional(value, metadatas)) return;
     perform.call(this, object, value, propertyName, definedMetadatas, metadatas, validationErrors);
   };

@@ -19,6 +19,7 @@ import { describe, expect, it } from 'vitest';
 import { MessagesRequestDto } from '../protocols/anthropic-messages/messages-request.dto.js';
 import { ChatCompletionRequestDto } from '../protocols/openai-chat/chat-request.dto.js';
 import { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
+import { createRequire } from 'node:module';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { cacheValidationRules, isMissingOptional } from './validation-rules-cache.js';
 
@@ -109,6 +110,12 @@ class Counted {
   @IsString()
   optionalAndDefined?: string;
 }
+
+/** class-validator's per-property step as shipped, before any test installs the shortcut. */
+const { ValidationExecutor } = createRequire(import.meta.url)('class-validator/cjs/validation/ValidationExecutor.js') as {
+  ValidationExecutor: { prototype: { performValidations: unknown } };
+};
+const shippedStep = ValidationExecutor.prototype.performValidations;
 
 /** A small deterministic generator, so that a failure names a body that can be replayed. */
 function random(seed: number): () => number {
@@ -242,6 +249,10 @@ describe('cacheValidationRules: missing optional fields go unvisited', () => {
   });
 
   it('shortcuts only a missing value whose only conditions are @IsOptional', () => {
+    // Installed on this class-validator (a version without the step would keep its own path).
+    cacheValidationRules();
+    expect(typeof shippedStep).toBe('function');
+    expect(ValidationExecutor.prototype.performValidations).not.toBe(shippedStep);
     const rules = (type: Function, property: string) =>
       getMetadataStorage()
         .getTargetValidationMetadatas(type, '', false, false)
