@@ -2,6 +2,7 @@ import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
+import { ChatChunkDecoder } from './chat-chunk-decoder.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
 import { UpstreamError } from './upstream-error.js';
 
@@ -77,6 +78,27 @@ describe('decodeUpstreamSse', () => {
     // Prefill until the first read (100 ms), decode from it to the latest read (60 ms), whatever the chunks in each.
     expect(timings.map((timing) => timing.prompt_ms)).toEqual([100, 100, 100, 100, 100]);
     expect(timings.map((timing) => timing.predicted_ms)).toEqual([0, 0, 0, 60, 60]);
+  });
+
+  it('decodes content chunks read without JSON.parse exactly as the parsed chunks, counters and timings included', () => {
+    const usage = (completion: number) => `{"prompt_tokens":7,"total_tokens":${7 + completion},"completion_tokens":${completion}}`;
+    const payloads = [
+      vllmDelta('{"content":""}', usage(0)),
+      vllmDelta('{"reasoning":"think"}', usage(1)),
+      vllmDelta('{"reasoning_content":"more"}', usage(2)),
+      vllmDelta('{"content":"say \\"hi\\""}', usage(3)),
+      vllmDelta('{"content":"same"}', usage(3)),
+      vllmDelta('{"content":"no usage"}'),
+      vllmDelta('{"content":"null usage"}', 'null'),
+      vllmDelta('{"content":""}'),
+    ].map((frame) => frame.slice('data: '.length, -2));
+    let clock = 0;
+    const fast = new ChatChunkDecoder(() => clock);
+    const parsed = new ChatChunkDecoder(() => clock);
+    for (const data of payloads) {
+      clock += 10;
+      expect(fast.decode(data), data).toEqual(parsed.decodeChunk(JSON.parse(data)));
+    }
   });
 
   it('reads a llama.cpp stream: comment pings, content null, reasoning_content, its own timings', () => {

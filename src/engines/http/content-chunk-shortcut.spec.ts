@@ -14,6 +14,9 @@ describe('readContentChunk', () => {
       content('{"reasoning_content":"let me think"}', ',"usage":null'),
       content('{"reasoning":"hmm"}', usage),
       content('{"content":""}', usage),
+      // Text that looks like the chunk's own syntax, and large counts.
+      content('{"content":"},\\"logprobs\\":null,\\"finish_reason\\":null}] \\"delta\\":{\\""}', ',"usage":{"prompt_tokens":123456,"total_tokens":123457,"completion_tokens":1}'),
+      content('{"content":"\\\\"}', ',"usage":{"prompt_tokens":0,"total_tokens":98765,"completion_tokens":98765}'),
     ];
     for (const data of cases) {
       const parsed = JSON.parse(data);
