@@ -7,7 +7,7 @@ import type { GatewayConfig } from './config/gateway-config.js';
 import { GatewayModule } from './gateway.module.js';
 import { mountGenerationRoutes } from './http/generation-routes/generation-router.js';
 import { GENERATION_CONTROLLERS } from './http/http.module.js';
-import { RequestValidationPipe } from './http/request-validation.pipe.js';
+import { RequestValidationPipe } from './http/validation/request-validation.pipe.js';
 import { GantryLogger } from './observability/logging/gantry-logger.js';
 import { requestIdOf } from './observability/logging/request-id.js';
 import type { ObservabilityOptions } from './observability/observability.module.js';

@@ -8,7 +8,7 @@ import { type MonoTypeOperatorFunction, Observable, of, tap, throwError } from '
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { ProtocolExceptionFilter } from '../protocol-exception.filter.js';
-import { RequestValidationPipe } from '../request-validation.pipe.js';
+import { RequestValidationPipe } from '../validation/request-validation.pipe.js';
 import { GenerationRoute } from './generation-route.decorator.js';
 import { mountGenerationRoutes } from './generation-router.js';
 

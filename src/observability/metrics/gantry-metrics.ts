@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { ModelRegistry } from '../../engines/model-registry.js';
 import { RouteSeries, type RouteLabels } from './route-series.js';
-import { SeriesCounter, SeriesGauge } from './series-counter.js';
+import { SeriesCounter, SeriesGauge } from './series-counter-gauge.js';
 import { SeriesHistogram } from './series-histogram.js';
 
 const ROUTE_LABELS = ['model', 'api', 'engine'] as const;
@@ -26,46 +26,15 @@ export class GantryMetrics {
     labelNames: [...ROUTE_LABELS, 'outcome', 'status'],
     registers: [this.registry],
   });
-  readonly timeToFirstToken = new SeriesHistogram({
-    name: 'gantry_time_to_first_token_seconds',
-    help: 'From arrival (queue included) to the first output: content, reasoning or a tool call.',
-    labelNames: ROUTE_LABELS,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly interTokenLatency = new SeriesHistogram({
-    name: 'gantry_inter_token_latency_seconds',
-    help: 'Gap between consecutive outputs of one stream.',
-    labelNames: ROUTE_LABELS,
-    buckets: GAP_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly requestDuration = new SeriesHistogram({
-    name: 'gantry_request_duration_seconds',
-    help: 'From arrival to the end of the response (end to end).',
-    labelNames: ROUTE_LABELS,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly queueTime = new SeriesHistogram({
-    name: 'gantry_queue_time_seconds',
-    help: 'From arrival to admission (waiting for a concurrency slot).',
-    labelNames: ROUTE_LABELS,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly promptTokens = new SeriesCounter({
-    name: 'gantry_prompt_tokens_total',
-    help: 'Prompt tokens processed.',
-    labelNames: ROUTE_LABELS,
-    registers: [this.registry],
-  });
-  readonly completionTokens = new SeriesCounter({
-    name: 'gantry_completion_tokens_total',
-    help: 'Completion tokens generated (reasoning included).',
-    labelNames: ROUTE_LABELS,
-    registers: [this.registry],
-  });
+  readonly timeToFirstToken = this.routeHistogram(
+    'gantry_time_to_first_token_seconds',
+    'From arrival (queue included) to the first output: content, reasoning or a tool call.',
+  );
+  readonly interTokenLatency = this.routeHistogram('gantry_inter_token_latency_seconds', 'Gap between consecutive outputs of one stream.', GAP_BUCKETS);
+  readonly requestDuration = this.routeHistogram('gantry_request_duration_seconds', 'From arrival to the end of the response (end to end).');
+  readonly queueTime = this.routeHistogram('gantry_queue_time_seconds', 'From arrival to admission (waiting for a concurrency slot).');
+  readonly promptTokens = this.routeCounter('gantry_prompt_tokens_total', 'Prompt tokens processed.');
+  readonly completionTokens = this.routeCounter('gantry_completion_tokens_total', 'Completion tokens generated (reasoning included).');
   readonly heartbeats = new SeriesCounter({
     name: 'gantry_heartbeats_total',
     help: 'Keep-alives sent (protocol heartbeats or SSE comments), by API.',
@@ -123,6 +92,16 @@ export class GantryMetrics {
         }
       },
     });
+  }
+
+  /** A histogram by route (model, API, engine), in this registry. */
+  private routeHistogram(name: string, help: string, buckets: readonly number[] = LATENCY_BUCKETS): SeriesHistogram<(typeof ROUTE_LABELS)[number]> {
+    return new SeriesHistogram({ name, help, labelNames: ROUTE_LABELS, buckets, registers: [this.registry] });
+  }
+
+  /** A counter by route (model, API, engine), in this registry. */
+  private routeCounter(name: string, help: string): SeriesCounter<(typeof ROUTE_LABELS)[number]> {
+    return new SeriesCounter({ name, help, labelNames: ROUTE_LABELS, registers: [this.registry] });
   }
 
   /** The series one route's requests record into, resolved on its first request. */

@@ -1,5 +1,5 @@
 import type { GantryMetrics } from './gantry-metrics.js';
-import type { ValueSeries } from './series-counter.js';
+import type { ValueSeries } from './series-counter-gauge.js';
 import type { HistogramSeries } from './series-histogram.js';
 
 export interface RouteLabels {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../errors/gateway-error.js';
-import { ChatCompletionRequestDto } from '../protocols/openai-chat/chat-request.dto.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { ChatCompletionRequestDto } from '../../protocols/openai-chat/chat-request.dto.js';
 import { RequestValidationPipe } from './request-validation.pipe.js';
 
 const pipe = new RequestValidationPipe();

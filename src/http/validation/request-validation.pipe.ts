@@ -1,8 +1,9 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { type ValidationError, validateSync, type ValidatorOptions } from 'class-validator';
-import { GatewayError } from '../errors/gateway-error.js';
-import { flattenValidationErrors } from '../errors/format-validation-errors.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { flattenValidationErrors } from '../../errors/format-validation-errors.js';
+import { skipMissingOptionals } from './missing-optional-shortcut.js';
 import { cacheValidationRules } from './validation-rules-cache.js';
 
 /** A body with thousands of bad items gets a readable message, not one line per item. */
@@ -85,6 +86,7 @@ function renameKey(value: unknown, from: string, to: string): void {
 export class RequestValidationPipe implements PipeTransform {
   constructor() {
     cacheValidationRules();
+    skipMissingOptionals();
   }
 
   transform(value: unknown, { type, metatype }: ArgumentMetadata): unknown {

@@ -16,12 +16,13 @@ import {
 } from 'class-validator';
 import { Type } from 'class-transformer';
 import { describe, expect, it } from 'vitest';
-import { MessagesRequestDto } from '../protocols/anthropic-messages/messages-request.dto.js';
-import { ChatCompletionRequestDto } from '../protocols/openai-chat/chat-request.dto.js';
-import { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
+import { MessagesRequestDto } from '../../protocols/anthropic-messages/messages-request.dto.js';
+import { ChatCompletionRequestDto } from '../../protocols/openai-chat/chat-request.dto.js';
+import { ResponsesRequestDto } from '../../protocols/openai-responses/responses-request.dto.js';
 import { createRequire } from 'node:module';
-import { GatewayConfig } from '../config/gateway-config.js';
-import { cacheValidationRules, isMissingOptional } from './validation-rules-cache.js';
+import { GatewayConfig } from '../../config/gateway-config.js';
+import { isMissingOptional, skipMissingOptionals } from './missing-optional-shortcut.js';
+import { cacheValidationRules } from './validation-rules-cache.js';
 
 class Part {
   @IsString()
@@ -216,7 +217,13 @@ const CASES: Array<[string, new () => object, Array<Record<string, unknown>>, Mo
   ],
 ];
 
-describe('cacheValidationRules: missing optional fields go unvisited', () => {
+/** What RequestValidationPipe installs: the rules cache and the shortcut. */
+function installSpeedups(): void {
+  cacheValidationRules();
+  skipMissingOptionals();
+}
+
+describe('skipMissingOptionals: missing optional fields go unvisited', () => {
   it('changes no verdict, message, order or whitelisted instance of any request DTO', () => {
     // This file runs in a process of its own: the verdicts below come from class-validator as shipped.
     const corpus = CASES.map(([name, type, valid, mode]) => ({ name, type, mode, bodies: bodies(type, valid, 400) }));
@@ -224,7 +231,7 @@ describe('cacheValidationRules: missing optional fields go unvisited', () => {
     conditionCalls = 0;
     const countedBefore = verdict(Counted, {});
     const callsBefore = conditionCalls;
-    cacheValidationRules();
+    installSpeedups();
     const after = corpus.map(({ type, mode, bodies }) => bodies.map((body) => verdict(type, body, mode)));
     conditionCalls = 0;
     expect(verdict(Counted, {})).toBe(countedBefore);
@@ -240,7 +247,7 @@ describe('cacheValidationRules: missing optional fields go unvisited', () => {
   });
 
   it('the cases that shortcut must leave alone keep their verdicts: conditions read at their turn', () => {
-    cacheValidationRules();
+    installSpeedups();
     const faults = (type: new () => object, body: Record<string, unknown>) =>
       validateSync(plainToInstance(type, body), { whitelist: true }).map((error) => error.property);
     expect(faults(ReadsStripped, { legacy: 1 })).toEqual(['name']);
@@ -250,7 +257,7 @@ describe('cacheValidationRules: missing optional fields go unvisited', () => {
 
   it('shortcuts only a missing value whose only conditions are @IsOptional', () => {
     // Installed on this class-validator (a version without the step would keep its own path).
-    cacheValidationRules();
+    installSpeedups();
     expect(typeof shippedStep).toBe('function');
     expect(ValidationExecutor.prototype.performValidations).not.toBe(shippedStep);
     const rules = (type: Function, property: string) =>
@@ -269,7 +276,7 @@ describe('cacheValidationRules: missing optional fields go unvisited', () => {
   });
 
   it('still reports a required field that is absent, and a condition that reads another field', () => {
-    cacheValidationRules();
+    installSpeedups();
     const properties = (body: Record<string, unknown>) =>
       validateSync(plainToInstance(Conditional, body), { forbidUnknownValues: true }).map((error) => error.property);
     expect(properties({})).toEqual(['mode']);
