@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from './config/gateway-config.js';
 import { GatewayModule } from './gateway.module.js';
 import { mountGenerationRoutes } from './http/generation-routes/generation-router.js';
@@ -13,6 +14,15 @@ import { requestIdOf } from './observability/logging/request-id.js';
 import type { ObservabilityOptions } from './observability/observability.module.js';
 import { loadPlugins } from './observability/plugins.js';
 import { strictJsonBodyParser } from './http/strict-json-body-parser.js';
+import { bodyTimeout } from './http/transport/body-timeout.js';
+import { answerClientError } from './http/transport/client-error-handler.js';
+import { limitConnectionsPerAddress } from './http/transport/connections-per-address.js';
+import { answerFrameworkError } from './http/transport/framework-errors.js';
+import { screenRequest } from './http/transport/request-screening.js';
+import { answerUnservedRequests } from './http/transport/server-answers.js';
+
+/** `application/vnd.example+json` and the like, parameters allowed. */
+const JSON_SUFFIX_MEDIA_TYPE = /^application\/[a-z0-9!#$&^_.-]+\+json(;|$)/i;
 
 export interface GatewayOptions {
   observability?: ObservabilityOptions;
@@ -33,29 +43,40 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     // 0 by default: a long stream is not a slow request.
     requestTimeout: server.requestTimeoutMs,
     keepAliveTimeout: server.keepAliveTimeoutMs,
+    // Node checks header and request deadlines this often (30 s by default, which would let a
+    // 1 s headersTimeoutMs run for half a minute).
+    http: { connectionsCheckingInterval: Math.min(1_000, server.headersTimeoutMs) },
     genReqId: (request: IncomingMessage) => requestIdOf(request),
+    clientErrorHandler: (error, socket) => answerClientError(error, socket),
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => answerFrameworkError(error, request.url, reply),
   });
   const plugins = [...(await loadPlugins(config.plugins)), ...(options.plugins ?? [])];
   const app = await NestFactory.create<NestFastifyApplication>(
     GatewayModule.forRoot(config, { observability: options.observability, plugins }),
     adapter,
     // A failing provider rejects here (the CLI reports it) instead of aborting the process.
-    { bufferLogs: true, abortOnError: false },
+    // Nest's default parsers would add form bodies, which a browser can send cross-site.
+    { bufferLogs: true, abortOnError: false, bodyParser: false },
   );
   app.useLogger(app.get(GantryLogger));
   app.getHttpServer().headersTimeout = server.headersTimeoutMs;
-  // Only JSON bodies: anything else gets 415 instead of confusing validation errors.
+  answerUnservedRequests(app.getHttpServer());
+  limitConnectionsPerAddress(app.getHttpServer(), server.maxConnectionsPerAddress);
+  // Only JSON bodies (`application/json`, any `+json`): anything else gets 415 instead of
+  // confusing validation errors.
   adapter.getInstance().removeContentTypeParser('text/plain');
-  app.useBodyParser('application/json', { bodyLimit: server.bodyLimitBytes }, strictJsonBodyParser(adapter.getInstance(), config.limits.maxJsonDepth));
+  const jsonParser = strictJsonBodyParser(adapter.getInstance(), config.limits.maxJsonDepth);
+  app.useBodyParser('application/json', { bodyLimit: server.bodyLimitBytes }, jsonParser);
+  app.useBodyParser(JSON_SUFFIX_MEDIA_TYPE, { bodyLimit: server.bodyLimitBytes }, jsonParser);
   app.useGlobalPipes(new RequestValidationPipe());
   mountGenerationRoutes(app, GENERATION_CONTROLLERS);
   // Every answer, SSE included (the SSE writer copies these headers), names its request.
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('onRequest', (request, reply, done) => {
-      void reply.header('x-request-id', request.id);
-      done();
-    });
+  const fastify = adapter.getInstance();
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    done();
+  });
+  fastify.addHook('onRequest', screenRequest);
+  fastify.addHook('onRequest', bodyTimeout(server.bodyTimeoutMs));
   return app;
 }

@@ -29,10 +29,23 @@ export class ServerConfig {
   @Min(1)
   headersTimeoutMs: number = 60_000;
 
-  /** Time allowed for a whole request and its response; 0 (the default) never cuts a long stream. */
+  /**
+   * Time allowed to receive a whole request, headers and body, from its first byte (Node's
+   * `requestTimeout`; answers never count); 0 (the default) leaves it to the two limits above.
+   */
   @IsInt()
   @Min(0)
   requestTimeoutMs: number = 0;
+
+  /** Time allowed for a request body to arrive whole once its headers did; past it, 408. 0: no limit. */
+  @IsInt()
+  @Min(0)
+  bodyTimeoutMs: number = 30_000;
+
+  /** Open connections one client address may hold; more are refused with 429. 0 (the default): no limit. */
+  @IsInt()
+  @Min(0)
+  maxConnectionsPerAddress: number = 0;
 }
 
 /** Limits on what a request may ask for, checked before its stream opens. */

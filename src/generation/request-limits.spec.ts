@@ -41,4 +41,18 @@ describe('applyRequestLimits', () => {
       code: 'too_many_messages',
     });
   });
+
+  it('refuses integers no engine can take: token counts and top_k beyond int32, seeds beyond a double', () => {
+    const sampling = (extra: Record<string, number>) => generationRequest({ sampling: { stop: [], ...extra } });
+    expect(refusalOf(() => applyRequestLimits(sampling({ maxTokens: 1e308 }), model(), {}, { maxTokens: 'max_completion_tokens', messages: 'messages' }))).toMatchObject({
+      kind: 'invalid_request',
+      param: 'max_completion_tokens',
+      code: 'integer_out_of_range',
+    });
+    expect(refusalOf(() => applyRequestLimits(sampling({ maxTokens: 2 ** 31 }), model(), {}))).toMatchObject({ param: 'max_tokens' });
+    expect(refusalOf(() => applyRequestLimits(sampling({ topK: 2 ** 53 + 2 }), model(), {}))).toMatchObject({ param: 'top_k' });
+    expect(refusalOf(() => applyRequestLimits(sampling({ seed: 2 ** 53 + 2 }), model(), {}))).toMatchObject({ param: 'seed' });
+    const largest = sampling({ maxTokens: 2 ** 31 - 1, topK: 2 ** 31 - 1, seed: -(2 ** 53 - 1) });
+    expect(applyRequestLimits(largest, model(), {})).toBe(largest);
+  });
 });

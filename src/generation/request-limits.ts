@@ -35,6 +35,7 @@ export function applyRequestLimits(
       { param: names.messages, code: 'too_many_messages' },
     );
   }
+  checkIntegerRanges(request, names);
   const ceiling = model.maxTokensLimit;
   if (ceiling === undefined) return request;
   const asked = request.sampling.maxTokens;
@@ -47,4 +48,20 @@ export function applyRequestLimits(
     );
   }
   return request;
+}
+
+/** The largest count an engine takes: C's int32, which vLLM and llama.cpp parse token counts into. */
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * Integers the JSON number type lets through but no engine can take (`1e308`, `2^53 + 1`): a
+ * token count or `top_k` beyond int32, a `seed` beyond the integers a double holds exactly.
+ */
+function checkIntegerRanges(request: GenerationRequest, names: RequestFieldNames): void {
+  const { maxTokens, topK, seed } = request.sampling;
+  const outOfRange = (param: string, value: number, limit: string) =>
+    new GatewayError('invalid_request', `${param} is ${value}, beyond ${limit}.`, { param, code: 'integer_out_of_range' });
+  if (maxTokens !== undefined && maxTokens > INT32_MAX) throw outOfRange(names.maxTokens, maxTokens, `the largest value accepted (${INT32_MAX})`);
+  if (topK !== undefined && Math.abs(topK) > INT32_MAX) throw outOfRange('top_k', topK, `the largest value accepted (${INT32_MAX})`);
+  if (seed !== undefined && !Number.isSafeInteger(seed)) throw outOfRange('seed', seed, 'the integers a seed can hold exactly (±2^53 - 1)');
 }

@@ -11,8 +11,20 @@ export interface RenderedError {
 /** The protocol a path speaks, which decides the shape of its errors. */
 export type ErrorDialect = 'openai' | 'anthropic';
 
+/** Decided on the decoded path, as the router matches it (`/v1/message%73` is Messages). */
 export function dialectOf(url: string): ErrorDialect {
-  return url.startsWith('/v1/messages') ? 'anthropic' : 'openai';
+  return decodedPathOf(url).startsWith('/v1/messages') ? 'anthropic' : 'openai';
+}
+
+function decodedPathOf(url: string): string {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (!path.includes('%')) return path;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 /** An error answered before any stream opened: real status, protocol body, `Retry-After` when known. */

@@ -1,0 +1,76 @@
+import { connect, type Socket } from 'node:net';
+
+export interface RawExchange {
+  /** Everything the server wrote before it closed the connection (or before `waitMs`). */
+  text: string;
+  status: number;
+  headers: Record<string, string>;
+  /** The body as JSON when it parses, else undefined. */
+  json: unknown;
+  closedByServer: boolean;
+}
+
+/**
+ * Writes raw bytes on a fresh TCP connection and reads one response: until it is whole (by its
+ * content-length), the server closes the connection, or `waitMs` passes. For requests no HTTP
+ * client would send (bad escapes, two Host headers, half a body); `feed` may write more later.
+ */
+export function rawExchange(
+  port: number,
+  request: string | Buffer,
+  options: { waitMs?: number; feed?: (socket: Socket) => void } = {},
+): Promise<RawExchange> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let closedByServer = false;
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(parseResponse(Buffer.concat(chunks).toString('utf8'), closedByServer));
+    };
+    const timer = setTimeout(finish, options.waitMs ?? 5_000);
+    socket.on('connect', () => {
+      socket.write(request);
+      options.feed?.(socket);
+    });
+    socket.on('data', (chunk) => {
+      chunks.push(chunk);
+      if (isWholeResponse(Buffer.concat(chunks))) finish();
+    });
+    socket.on('end', () => (closedByServer = true));
+    socket.on('close', finish);
+    socket.on('error', () => undefined);
+  });
+}
+
+function parseResponse(text: string, closedByServer: boolean): RawExchange {
+  const [head, ...rest] = text.split('\r\n\r\n');
+  const [statusLine, ...headerLines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of headerLines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const body = rest.join('\r\n\r\n');
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    json = undefined;
+  }
+  return { text, status: Number(statusLine.split(' ')[1] ?? 0), headers, json, closedByServer };
+}
+
+/** A response whose head and content-length body have arrived (a closing server ends the rest). */
+function isWholeResponse(received: Buffer): boolean {
+  const headEnd = received.indexOf('\r\n\r\n');
+  if (headEnd === -1) return false;
+  const head = received.subarray(0, headEnd).toString('latin1');
+  const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+  if (length === null || /\r\nconnection:\s*close/i.test(head)) return false;
+  return received.length - headEnd - 4 >= Number(length[1]);
+}
