@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { ArrayUnique, IsArray, IsIn, IsInt, IsString, Min, ValidateNested } from 'class-validator';
 import { AuthConfig } from './auth-config.js';
 import { ObservabilityConfig } from './observability-config.js';
+import { ResponsesConfig } from './responses-config.js';
 import { LimitsConfig, ServerConfig, ShutdownConfig } from './server-config.js';
 import { HttpModelConfig, LlamaModelConfig, ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
 
@@ -36,6 +37,10 @@ export class GatewayConfig {
   @ValidateNested()
   @Type(() => ObservabilityConfig)
   observability: ObservabilityConfig = new ObservabilityConfig();
+
+  @ValidateNested()
+  @Type(() => ResponsesConfig)
+  responses: ResponsesConfig = new ResponsesConfig();
 
   /** Nest modules loaded at start (paths to ES modules whose default export is the module class). */
   @IsArray()

@@ -1,13 +1,17 @@
 import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
 import { IsPlainObject } from './validation/custom-validators.js';
 
+/** What OpenAI accepts as a function (tool) name. */
+export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
+export const FUNCTION_NAME_RULE = 'function names are 1-64 letters, digits, _ . or -';
+
 /**
  * A function tool's definition as both OpenAI APIs spell it: nested under `function` in Chat
  * Completions, flat beside `type` in Responses.
  */
 export class FunctionDefinitionDto {
   @IsString()
-  @Matches(/^[a-zA-Z0-9_.-]{1,64}$/, { message: 'function names are 1-64 letters, digits, _ . or -' })
+  @Matches(FUNCTION_NAME_PATTERN, { message: FUNCTION_NAME_RULE })
   name!: string;
 
   @IsOptional()

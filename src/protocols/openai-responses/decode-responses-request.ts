@@ -1,11 +1,16 @@
 import type { AssistantMessage, ChatMessage, ContentPart, GenerationRequest, ResponseFormat } from '../../engine/generation-request.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { checkToolChoice } from '../tool-choice.js';
-import type { ResponsesContentPart, ResponsesInputItem } from './responses-input.js';
+import type { ReasoningCipher } from './reasoning-cipher.js';
+import type { ResponsesContentPart, ResponsesInputItem, ResponsesToolOutput } from './responses-input.js';
 import type { ResponsesRequestDto } from './responses-request.dto.js';
+import { decodeResponsesToolChoice } from './responses-tool-choice.js';
+import { customToolArguments, flatToolName, readResponsesTools } from './responses-tools.js';
 
-/** A validated Responses request to the neutral GenerationRequest. Stored state is refused. */
-export function decodeResponsesRequest(body: ResponsesRequestDto): GenerationRequest {
+/**
+ * A validated Responses request to the neutral GenerationRequest. Stored state is refused;
+ * sealed reasoning sent back in `input` is opened with `cipher`.
+ */
+export function decodeResponsesRequest(body: ResponsesRequestDto, cipher: Pick<ReasoningCipher, 'open'>): GenerationRequest {
   if (body.previous_response_id !== undefined || body.conversation !== undefined) {
     const param = body.previous_response_id !== undefined ? 'previous_response_id' : 'conversation';
     throw new GatewayError('invalid_request', `${param} is not supported: this gateway stores no responses; send the whole conversation as input`, { param });
@@ -13,20 +18,15 @@ export function decodeResponsesRequest(body: ResponsesRequestDto): GenerationReq
   if (body.background === true) {
     throw new GatewayError('invalid_request', 'background responses are not supported: this gateway stores no responses', { param: 'background' });
   }
-  const tools = (body.tools ?? []).map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters,
-    strict: tool.strict,
-  }));
+  const toolset = readResponsesTools(body.tools);
   const messages: ChatMessage[] = [];
   if (body.instructions) messages.push({ role: 'system', content: body.instructions });
-  for (const message of decodeInput(body.input)) messages.push(message);
+  for (const message of decodeInput(body.input, cipher)) messages.push(message);
   return {
     model: body.model,
     messages,
-    tools,
-    toolChoice: checkToolChoice(body.tool_choice, tools.map((tool) => tool.name), 'tool_choice'),
+    tools: toolset.definitions,
+    toolChoice: decodeResponsesToolChoice(body.tool_choice, toolset),
     parallelToolCalls: body.parallel_tool_calls ?? true,
     sampling: {
       maxTokens: body.max_output_tokens,
@@ -35,15 +35,16 @@ export function decodeResponsesRequest(body: ResponsesRequestDto): GenerationReq
       stop: [],
       responseFormat: decodeFormat(body),
     },
-    reasoning: body.reasoning?.effort === undefined ? undefined : { enabled: body.reasoning.effort !== 'none' },
+    reasoning: body.reasoning?.effort == null ? undefined : { enabled: body.reasoning.effort !== 'none' },
   };
 }
 
 /**
- * Input items to messages. Consecutive function calls (and a reasoning item before them) join
- * the assistant turn they belong to, as Chat Completions carries them.
+ * Input items to messages. Consecutive tool calls (and a reasoning item before them) join the
+ * assistant turn they belong to, as Chat Completions carries them. Namespaced calls go back
+ * under the flat name the model was offered; custom tool calls as a function taking `input`.
  */
-function decodeInput(input: string | ResponsesInputItem[]): ChatMessage[] {
+function decodeInput(input: string | ResponsesInputItem[], cipher: Pick<ReasoningCipher, 'open'>): ChatMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: [{ type: 'text', text: input }] }];
   const messages: ChatMessage[] = [];
   let pendingReasoning = '';
@@ -54,23 +55,30 @@ function decodeInput(input: string | ResponsesInputItem[]): ChatMessage[] {
     messages.push(turn);
     return turn;
   };
-  for (const item of input) {
+  const addCall = (id: string, name: string, argumentsText: string) => {
+    const turn = assistantTurn();
+    turn.toolCalls = [...(turn.toolCalls ?? []), { id, name, arguments: argumentsText }];
+  };
+  input.forEach((item, index) => {
     switch (item.type ?? 'message') {
       case 'reasoning': {
-        const reasoning = item as Extract<ResponsesInputItem, { type: 'reasoning' }>;
-        pendingReasoning += (reasoning.content ?? reasoning.summary ?? []).map((part) => part.text).join('');
+        pendingReasoning += reasoningText(item as Extract<ResponsesInputItem, { type: 'reasoning' }>, index, cipher);
         break;
       }
       case 'function_call': {
         const call = item as Extract<ResponsesInputItem, { type: 'function_call' }>;
-        const turn = assistantTurn();
-        turn.toolCalls = [...(turn.toolCalls ?? []), { id: call.call_id, name: call.name, arguments: call.arguments }];
+        addCall(call.call_id, flatToolName(call.namespace ?? undefined, call.name), call.arguments);
         break;
       }
-      case 'function_call_output': {
-        const output = item as Extract<ResponsesInputItem, { type: 'function_call_output' }>;
-        const text = typeof output.output === 'string' ? output.output : output.output.map((part) => part.text).join('\n');
-        messages.push({ role: 'tool', toolCallId: output.call_id, content: text });
+      case 'custom_tool_call': {
+        const call = item as Extract<ResponsesInputItem, { type: 'custom_tool_call' }>;
+        addCall(call.call_id, flatToolName(call.namespace ?? undefined, call.name), customToolArguments(call.input));
+        break;
+      }
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
+        const output = item as Extract<ResponsesInputItem, { type: 'function_call_output' | 'custom_tool_call_output' }>;
+        messages.push({ role: 'tool', toolCallId: output.call_id, content: toolOutputText(output.output) });
         break;
       }
       default: {
@@ -90,8 +98,32 @@ function decodeInput(input: string | ResponsesInputItem[]): ChatMessage[] {
       last.reasoning = (last.reasoning ?? '') + pendingReasoning;
       pendingReasoning = '';
     }
-  }
+  });
   return messages;
+}
+
+/**
+ * The reasoning an item carries: the sealed text when there is one (it is whole, where a
+ * summary may be all a client kept), else its raw text, else its summary.
+ */
+function reasoningText(item: Extract<ResponsesInputItem, { type: 'reasoning' }>, index: number, cipher: Pick<ReasoningCipher, 'open'>): string {
+  if (typeof item.encrypted_content === 'string') {
+    const text = cipher.open(item.encrypted_content);
+    if (text === undefined) {
+      throw new GatewayError(
+        'invalid_request',
+        `input[${index}].encrypted_content cannot be read by this gateway: it was altered, or sealed with another key (without responses.encryptionKey, a gateway makes a new key at each start)`,
+        { param: `input[${index}].encrypted_content`, code: 'invalid_encrypted_content' },
+      );
+    }
+    return text;
+  }
+  return (item.content ?? item.summary ?? []).map((part) => part.text).join('');
+}
+
+function toolOutputText(output: ResponsesToolOutput): string {
+  if (typeof output === 'string') return output;
+  return output.flatMap((part) => (typeof part.text === 'string' ? [part.text] : [])).join('\n');
 }
 
 function joinText(content: string | ResponsesContentPart[]): string {

@@ -1,35 +1,49 @@
 import type { FinishReason, TokenUsage } from '../../engine/engine-event.js';
 import type { GatewayError } from '../../errors/gateway-error.js';
+import { toOpenAIErrorBody } from '../errors/openai-error.js';
+import type { ReasoningSealer } from './reasoning-cipher.js';
+import type { ReasoningOutput } from './response-items.js';
 import type { ResponsesRequestDto } from './responses-request.dto.js';
+import { readResponsesTools, type ClientTool } from './responses-tools.js';
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
-/** What a response echoes of its request, fixed for the life of the stream. */
+/** What a response echoes of its request, and how it writes its items; fixed for the life of the stream. */
 export interface ResponseEnvelope {
   id: string;
   model: string;
   createdAt: number;
   echo: Record<string, unknown>;
+  /** The client's tool behind each name the model may call (namespaced and custom tools). */
+  tools: ReadonlyMap<string, ClientTool>;
+  reasoning: ReasoningOutput;
 }
 
-export function responseEnvelope(id: string, createdAt: number, body: ResponsesRequestDto): ResponseEnvelope {
+/** `sealer` seals reasoning when the request includes `reasoning.encrypted_content`. */
+export function responseEnvelope(id: string, createdAt: number, body: ResponsesRequestDto, sealer?: ReasoningSealer): ResponseEnvelope {
+  const summary = body.reasoning?.summary ?? body.reasoning?.generate_summary ?? null;
   return {
     id,
     model: body.model,
     createdAt,
+    tools: readResponsesTools(body.tools).byFlatName,
+    reasoning: {
+      summary: summary !== null,
+      ...(sealer !== undefined && body.include?.includes('reasoning.encrypted_content') ? { sealer } : {}),
+    },
     echo: {
       instructions: body.instructions ?? null,
       max_output_tokens: body.max_output_tokens ?? null,
       metadata: body.metadata ?? {},
       parallel_tool_calls: body.parallel_tool_calls ?? true,
       previous_response_id: null,
-      reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
+      reasoning: { effort: body.reasoning?.effort ?? null, summary },
       store: false,
       background: false,
       temperature: body.temperature ?? 1,
       text: { format: body.text?.format ?? { type: 'text' } },
       tool_choice: body.tool_choice ?? 'auto',
-      tools: (body.tools ?? []).map((tool) => ({ strict: true, parameters: null, description: null, ...tool })),
+      tools: (body.tools ?? []).map((tool) => (tool.type === 'function' ? { strict: true, parameters: null, description: null, ...tool } : tool)),
       top_p: body.top_p ?? 1,
       truncation: 'disabled',
       user: body.user ?? null,
@@ -52,7 +66,7 @@ export function responseObject(
     ...(status === 'completed' || status === 'incomplete' || status === 'failed' ? { completed_at: Math.floor(Date.now() / 1000) } : {}),
     model: envelope.model,
     output,
-    error: extra.error ? { code: responsesErrorCode(extra.error), message: extra.error.message } : null,
+    error: extra.error ? { code: responsesErrorCode(extra.error), message: toOpenAIErrorBody(extra.error).error.message } : null,
     incomplete_details:
       status === 'incomplete' ? { reason: extra.finishReason === 'content_filter' ? 'content_filter' : 'max_output_tokens' } : null,
     usage: extra.usage ? toResponsesUsage(extra.usage) : null,
@@ -81,7 +95,8 @@ function responsesErrorCode(error: GatewayError): string {
     case 'rate_limited':
       return 'rate_limit_exceeded';
     case 'invalid_request':
-      return 'invalid_prompt';
+      // Agents (Codex) compact their history on this code and try again.
+      return error.code === 'context_length_exceeded' ? error.code : 'invalid_prompt';
     default:
       return 'server_error';
   }

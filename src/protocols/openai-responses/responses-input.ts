@@ -10,23 +10,31 @@ export type ResponsesMessageItem = {
   role: 'user' | 'assistant' | 'system' | 'developer';
   content: string | ResponsesContentPart[];
 };
-export type ResponsesFunctionCallItem = { type: 'function_call'; call_id: string; name: string; arguments: string; id?: string };
-export type ResponsesFunctionCallOutputItem = {
-  type: 'function_call_output';
-  call_id: string;
-  output: string | Array<{ type: 'input_text' | 'output_text'; text: string }>;
-};
+/** Text parts of a tool's output; images and files are accepted and left out (tool results are text here). */
+export type ResponsesToolOutput = string | Array<{ type: string; text?: string }>;
+export type ResponsesFunctionCallItem = { type: 'function_call'; call_id: string; name: string; namespace?: string | null; arguments: string; id?: string };
+export type ResponsesFunctionCallOutputItem = { type: 'function_call_output'; call_id: string; output: ResponsesToolOutput };
+export type ResponsesCustomToolCallItem = { type: 'custom_tool_call'; call_id: string; name: string; namespace?: string | null; input: string };
+export type ResponsesCustomToolCallOutputItem = { type: 'custom_tool_call_output'; call_id: string; output: ResponsesToolOutput };
 export type ResponsesReasoningItem = {
   type: 'reasoning';
-  summary?: Array<{ type: 'summary_text'; text: string }>;
-  content?: Array<{ type: 'reasoning_text'; text: string }>;
+  summary?: Array<{ type: 'summary_text'; text: string }> | null;
+  content?: Array<{ type: 'reasoning_text' | 'text'; text: string }> | null;
+  encrypted_content?: string | null;
 };
 
-export type ResponsesInputItem = ResponsesMessageItem | ResponsesFunctionCallItem | ResponsesFunctionCallOutputItem | ResponsesReasoningItem;
+export type ResponsesInputItem =
+  | ResponsesMessageItem
+  | ResponsesFunctionCallItem
+  | ResponsesFunctionCallOutputItem
+  | ResponsesCustomToolCallItem
+  | ResponsesCustomToolCallOutputItem
+  | ResponsesReasoningItem;
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+const isOptionalString = (value: unknown) => value == null || isString(value);
 const isTextList = (value: unknown, types: readonly string[]) =>
   Array.isArray(value) && value.every((part) => isObject(part) && types.includes(part.type as string) && isString(part.text));
 
@@ -51,21 +59,43 @@ export function inputItemProblem(item: unknown): string | undefined {
       return undefined;
     }
     case 'function_call':
-      return isString(item.call_id) && isString(item.name) && isString(item.arguments)
+      return isString(item.call_id) && isString(item.name) && isString(item.arguments) && isOptionalString(item.namespace)
         ? undefined
-        : 'a function_call needs string call_id, name and arguments';
+        : 'a function_call needs string call_id, name and arguments (and namespace, when given, a string)';
+    case 'custom_tool_call':
+      return isString(item.call_id) && isString(item.name) && isString(item.input) && isOptionalString(item.namespace)
+        ? undefined
+        : 'a custom_tool_call needs string call_id, name and input (and namespace, when given, a string)';
     case 'function_call_output':
-      return isString(item.call_id) && (isString(item.output) || isTextList(item.output, ['input_text', 'output_text']))
+    case 'custom_tool_call_output':
+      return isString(item.call_id) && isToolOutput(item.output)
         ? undefined
-        : 'a function_call_output needs a string call_id and an output (a string or text parts)';
+        : `a ${item.type} needs a string call_id and an output (a string, or input_text, input_image and input_file parts)`;
     case 'reasoning':
-      return (item.summary === undefined || isTextList(item.summary, ['summary_text'])) &&
-        (item.content === undefined || isTextList(item.content, ['reasoning_text']))
+      // Codex sends `content: null` (and `encrypted_content: null`) for what it does not have.
+      return (item.summary == null || isTextList(item.summary, ['summary_text'])) &&
+        (item.content == null || isTextList(item.content, ['reasoning_text', 'text'])) &&
+        (item.encrypted_content == null || isString(item.encrypted_content))
         ? undefined
-        : 'a reasoning item needs summary and content as lists of {type, text} parts';
+        : 'a reasoning item needs summary and content as lists of {type, text} parts, and encrypted_content as a string';
+    case 'item_reference':
+      return 'item_reference needs stored items, and this gateway stores none: send the item itself';
     default:
-      return `item type '${String(item.type)}' is not supported (message, function_call, function_call_output, reasoning)`;
+      return `item type '${String(item.type)}' is not supported (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning)`;
   }
+}
+
+/** A tool output: a string, or parts; text parts need their text. */
+function isToolOutput(value: unknown): boolean {
+  if (isString(value)) return true;
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (part) =>
+        isObject(part) &&
+        (((part.type === 'input_text' || part.type === 'output_text') && isString(part.text)) || part.type === 'input_image' || part.type === 'input_file'),
+    )
+  );
 }
 
 function isValidPart(part: unknown, allowed: readonly string[]): boolean {

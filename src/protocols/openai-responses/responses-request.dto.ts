@@ -1,7 +1,6 @@
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
-  Equals,
   IsArray,
   IsBoolean,
   IsIn,
@@ -16,15 +15,9 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { FunctionDefinitionDto } from '../function-definition.dto.js';
 import { IsKeywordOrObject, IsPlainObject } from '../validation/custom-validators.js';
 import { inputItemProblem, type ResponsesInputItem } from './responses-input.js';
-
-/** A function tool: flat in Responses (`{type, name, parameters}`), not nested as in Chat. */
-export class ResponsesToolDto extends FunctionDefinitionDto {
-  @Equals('function', { message: 'only function tools are supported' })
-  type!: 'function';
-}
+import type { ResponsesToolChoice } from './responses-tool-choice.js';
 
 export class ResponsesTextFormatDto {
   @IsIn(['text', 'json_object', 'json_schema'])
@@ -53,12 +46,18 @@ export class ResponsesTextDto {
 
 export class ResponsesReasoningDto {
   @IsOptional()
-  @IsIn(['none', 'minimal', 'low', 'medium', 'high'])
-  effort?: string;
+  @IsIn(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])
+  effort?: string | null;
 
+  /** Set: the reasoning also streams as a summary (Gantry has no summarizer: it is the reasoning itself). */
   @IsOptional()
   @IsIn(['auto', 'concise', 'detailed'])
-  summary?: string;
+  summary?: string | null;
+
+  /** The older name of `summary`. */
+  @IsOptional()
+  @IsIn(['auto', 'concise', 'detailed'])
+  generate_summary?: string | null;
 }
 
 /** `POST /v1/responses` (response_create_params.py). Stateless: nothing is stored. */
@@ -74,20 +73,15 @@ export class ResponsesRequestDto {
   @IsString()
   instructions?: string;
 
+  /** Function, custom, namespace and hosted tools; each is checked where it is read (readResponsesTools). */
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(128)
-  @ValidateNested({ each: true })
-  @Type(() => ResponsesToolDto)
-  tools?: ResponsesToolDto[];
+  tools?: Array<Record<string, unknown>>;
 
   @IsOptional()
-  @IsKeywordOrObject(
-    ['none', 'auto', 'required'],
-    (value) => value.type === 'function' && typeof value.name === 'string',
-    '{"type": "function", "name": ...}',
-  )
-  tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; name: string };
+  @IsKeywordOrObject(['none', 'auto', 'required'], (value) => typeof value.type === 'string', '{"type": "function", "name": ...}')
+  tool_choice?: ResponsesToolChoice;
 
   @IsOptional()
   @IsBoolean()
@@ -117,6 +111,13 @@ export class ResponsesRequestDto {
   @IsOptional()
   @IsBoolean()
   store?: boolean;
+
+  /** Extra output to include; `reasoning.encrypted_content` is acted on, the others are accepted and ignored. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(32)
+  @IsString({ each: true })
+  include?: string[];
 
   @IsOptional()
   @ValidateNested()
