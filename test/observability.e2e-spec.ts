@@ -15,6 +15,7 @@ describe('GET /metrics after a scripted mix of requests', () => {
   let samples: Awaited<ReturnType<typeof scrape>>;
   let pingsSeen = 0;
   let slowContentChunks = 0;
+  const queueFullStatuses: number[] = [];
 
   beforeAll(async () => {
     gateway = await startGateway({
@@ -24,6 +25,7 @@ describe('GET /metrics after a scripted mix of requests', () => {
         { name: 'slow', engine: 'stub', prefillMs: 600, tokenIntervalMs: 20 },
         { name: 'flaky', engine: 'stub', failAfterTokens: 1 },
         { name: 'single', engine: 'stub', prefillMs: 400, maxConcurrency: 1 },
+        { name: 'full', engine: 'stub', prefillMs: 400, maxConcurrency: 1, maxQueue: 0 },
       ],
     });
     const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -43,6 +45,12 @@ describe('GET /metrics after a scripted mix of requests', () => {
       client.chat.completions.create({ model: 'single', messages: ask('first') }),
       client.chat.completions.create({ model: 'single', messages: ask('second') }),
     ]);
+    // One request holds the only slot of a model without a queue: two more are refused as queue_full.
+    const holder = client.chat.completions.create({ model: 'full', messages: ask('holder') });
+    await eventually(() => gateway.registry.resolve('full').admission.running === 1);
+    queueFullStatuses.push((await postSse(`${gateway.url}/v1/chat/completions`, { model: 'full', stream: true, messages: ask('x') })).status);
+    queueFullStatuses.push((await postSse(`${gateway.url}/v1/messages`, { model: 'full', max_tokens: 8, messages: ask('x') })).status);
+    await holder;
     // A request refused before its stream opened.
     await client.chat.completions.create({ model: 'missing', messages: ask('x') }).catch(() => undefined);
     await eventually(() => gateway.registry.list().every((model) => model.admission.running === 0));
@@ -59,6 +67,14 @@ describe('GET /metrics after a scripted mix of requests', () => {
     expect(value('gantry_requests_total', { model: 'flaky', api: 'responses', outcome: 'failed', status: '200' })).toBe(1);
     expect(value('gantry_requests_total', { model: 'single', outcome: 'completed' })).toBe(2);
     expect(value('gantry_requests_total', { outcome: 'rejected', status: '404' })).toBe(1);
+  });
+
+  it('counts a request refused by its model\'s full queue under its model, API and engine', () => {
+    expect(queueFullStatuses).toEqual([429, 529]);
+    expect(value('gantry_requests_total', { model: 'full', api: 'chat', engine: 'stub', outcome: 'rejected', status: '429' })).toBe(1);
+    expect(value('gantry_requests_total', { model: 'full', api: 'messages', engine: 'stub', outcome: 'rejected', status: '529' })).toBe(1);
+    expect(value('gantry_requests_total', { model: '', outcome: 'rejected', status: '429' })).toBe(0);
+    expect(value('gantry_requests_total', { model: 'full', api: 'chat', engine: 'stub', outcome: 'completed' })).toBe(1);
   });
 
   it('counts tokens, hang-ups by phase and engine errors by kind', () => {

@@ -1,10 +1,13 @@
-import type { ExecutionContext } from '@nestjs/common';
+import { type ExecutionContext, Logger } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../config/config-loader.js';
+import type { ModelRegistry } from '../engines/model-registry.js';
+import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { ApiKeyGuard, presentedKey } from './api-key.guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
 import { KeyLimiter } from './key-limiter.js';
+import { LimitStore, type LimitStoreOperation, type WindowCount } from './limit-store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
 
 /** A fake raw response: an emitter with the `destroyed` flag the limiter reads. */
@@ -17,10 +20,36 @@ function contextFor(url: string, headers: Record<string, string>, response = new
   return { switchToHttp: () => http } as unknown as ExecutionContext;
 }
 
-function guardFor(auth: Record<string, unknown>): ApiKeyGuard {
+function metricsWithoutModels(): GantryMetrics {
+  return new GantryMetrics({ list: () => [] } as unknown as ModelRegistry);
+}
+
+function guardFor(auth: Record<string, unknown>, store: LimitStore = new MemoryLimitStore(), metrics = metricsWithoutModels()): ApiKeyGuard {
   const config = parseConfig({ auth });
   const ring = new ApiKeyRing(config.auth.apiKeys as string[]);
-  return new ApiKeyGuard(config, ring, new KeyLimiter(config, new MemoryLimitStore()));
+  return new ApiKeyGuard(config, ring, new KeyLimiter(config, store, metrics));
+}
+
+/** A store that is down: every call fails, and is counted. */
+class FailingStore extends LimitStore {
+  readonly calls: string[] = [];
+  async hit(): Promise<WindowCount> {
+    this.calls.push('hit');
+    throw new Error('Redis did not answer within 200 ms');
+  }
+  async acquire(): Promise<string | undefined> {
+    this.calls.push('acquire');
+    throw new Error('Redis did not answer within 200 ms');
+  }
+  async release(): Promise<void> {
+    this.calls.push('release');
+    throw new Error('Redis did not answer within 200 ms');
+  }
+  async close(): Promise<void> {}
+  /** A failure of its own, in the background. */
+  failInBackground(operation: LimitStoreOperation): void {
+    this.reportFailure(operation, new Error('connect ECONNREFUSED 127.0.0.1:6399'));
+  }
 }
 
 /** The guard's verdict as a promise, whether it came synchronously or not. */
@@ -110,5 +139,42 @@ describe('ApiKeyGuard', () => {
     first.emit('close');
     await new Promise((resolve) => setImmediate(resolve));
     await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
+  });
+
+  describe('when the limit store fails', () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it('lets the request through after one failed call, counts every failure by operation, and warns once per interval', async () => {
+      const warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const store = new FailingStore();
+      const metrics = metricsWithoutModels();
+      const guard = guardFor({ apiKeys: ['a'], limits: { requestsPerMinute: 1, concurrentStreams: 1 } }, store, metrics);
+      for (let index = 0; index < 5; index += 1) {
+        await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
+      }
+      // The window failed, so no slot was asked for: one wait per request at most.
+      expect(store.calls).toEqual(['hit', 'hit', 'hit', 'hit', 'hit']);
+      store.failInBackground('connection');
+      store.failInBackground('renew');
+      const text = await metrics.registry.metrics();
+      expect(text).toContain('gantry_limit_store_errors_total{operation="hit"} 5');
+      expect(text).toContain('gantry_limit_store_errors_total{operation="connection"} 1');
+      expect(text).toContain('gantry_limit_store_errors_total{operation="renew"} 1');
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0][0])).toMatch(/^The limit store failed \(hit: Redis did not answer within 200 ms\); requests are let through/);
+    });
+
+    it('lets the request through without a slot when only the acquire fails', async () => {
+      vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const store = new FailingStore();
+      const guard = guardFor({ apiKeys: ['a'], limits: { concurrentStreams: 1 } }, store);
+      const response = new FakeResponse();
+      await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }, response))).resolves.toBe(true);
+      response.emit('close');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(store.calls).toEqual(['acquire']);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { resolveApiKeys } from '../config/api-key-sources.js';
 import type { KeyLimitsConfig } from '../config/auth-config.js';
@@ -21,13 +21,9 @@ function createLimitStore(limits: KeyLimitsConfig | undefined): LimitStore {
   switch (store) {
     case 'memory':
       return new MemoryLimitStore();
-    case 'redis': {
-      const logger = new Logger('Gantry');
-      return new RedisLimitStore(limits!.redisUrl!, {
-        prefix: limits!.redisKeyPrefix,
-        onError: (error) => logger.warn(`Redis (auth.limits): ${error.message}`),
-      });
-    }
+    case 'redis':
+      // Its failures reach the KeyLimiter, which counts them and logs at most one warning per interval.
+      return new RedisLimitStore(limits!.redisUrl!, { prefix: limits!.redisKeyPrefix, commandTimeoutMs: limits!.redisTimeoutMs });
   }
 }
 

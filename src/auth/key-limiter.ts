@@ -2,24 +2,38 @@ import type { ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { LimitStore } from './limit-store.js';
+import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
+import { LimitStore, type LimitStoreOperation } from './limit-store.js';
 
 const MINUTE_MS = 60_000;
+/** At most one warning about store failures per interval; the metric counts every one. */
+const WARNING_INTERVAL_MS = 10_000;
+const FAILED = Symbol('failed');
 
 /**
  * Applies `auth.limits` to one authenticated request: requests per minute, then a concurrent
  * slot held until the response closes (the stream ended, the JSON answer left, or the client hung
  * up). Over a limit: 429 `rate_limited` with Retry-After. If the store fails (Redis down), the
- * request goes through: the limits protect capacity, they must not take the gateway down.
+ * request goes through at once without asking it anything more: the limits protect capacity,
+ * they must not take the gateway down. Failures are counted by operation and logged, at most
+ * one warning per interval.
  */
 @Injectable()
 export class KeyLimiter {
   private readonly logger = new Logger('Gantry');
+  private warnedAt = -Infinity;
+  /** Failures since the last warning. */
+  private unwarned = 0;
+  /** A warning was logged and the store has not answered since. */
+  private warned = false;
 
   constructor(
     @Inject(GatewayConfig) private readonly config: GatewayConfig,
     @Inject(LimitStore) private readonly store: LimitStore,
-  ) {}
+    @Inject(GantryMetrics) private readonly metrics: GantryMetrics,
+  ) {
+    store.onFailure((operation, error) => this.failed(operation, error));
+  }
 
   /** Whether any per-key limit is configured: without one, `admit` has nothing to do. */
   get isActive(): boolean {
@@ -31,8 +45,10 @@ export class KeyLimiter {
     const limits = this.config.auth.limits;
     if (limits === undefined) return;
     if (limits.requestsPerMinute !== undefined) {
-      const window = await this.guarded(() => this.store.hit(`rpm:${keyId}`, MINUTE_MS), undefined);
-      if (window !== undefined && window.count > limits.requestsPerMinute) {
+      const window = await this.attempt('hit', () => this.store.hit(`rpm:${keyId}`, MINUTE_MS));
+      // One failure is all a request waits for: it is let through without a slot either.
+      if (window === FAILED) return;
+      if (window.count > limits.requestsPerMinute) {
         throw new GatewayError('rate_limited', `This API key is limited to ${limits.requestsPerMinute} requests per minute.`, {
           code: 'rate_limit_exceeded',
           retryAfterSeconds: Math.max(1, Math.ceil(window.resetInMs / 1000)),
@@ -41,15 +57,15 @@ export class KeyLimiter {
     }
     if (limits.concurrentStreams !== undefined) {
       const slotKey = `streams:${keyId}`;
-      // A failed store answers `failed`: the request goes through without a lease.
-      const lease = await this.guarded(() => this.store.acquire(slotKey, limits.concurrentStreams!), 'failed' as const);
+      const lease = await this.attempt('acquire', () => this.store.acquire(slotKey, limits.concurrentStreams!));
+      if (lease === FAILED) return;
       if (lease === undefined) {
         throw new GatewayError('rate_limited', `This API key is limited to ${limits.concurrentStreams} concurrent requests.`, {
           code: 'concurrency_limit_exceeded',
           retryAfterSeconds: 1,
         });
       }
-      if (lease !== 'failed') this.releaseOnClose(slotKey, lease, response);
+      this.releaseOnClose(slotKey, lease, response);
     }
   }
 
@@ -58,19 +74,37 @@ export class KeyLimiter {
     const release = () => {
       if (released) return;
       released = true;
-      void this.guarded(() => this.store.release(slotKey, lease), undefined);
+      // A failed release is retried by the store itself.
+      void this.attempt('release', () => this.store.release(slotKey, lease));
     };
     response.once('close', release);
     if (response.destroyed) release();
   }
 
-  /** The store's answer, or `onFailure` (and a warning) when it failed. */
-  private async guarded<T, F>(operation: () => Promise<T>, onFailure: F): Promise<T | F> {
+  /** The store's answer, or FAILED (counted and maybe logged) when it failed. */
+  private async attempt<T>(operation: LimitStoreOperation, call: () => Promise<T>): Promise<T | typeof FAILED> {
     try {
-      return await operation();
+      const answer = await call();
+      if (this.warned) {
+        this.warned = false;
+        this.logger.log('The limit store answers again: per-key limits apply again.');
+      }
+      return answer;
     } catch (error) {
-      this.logger.warn(`The limit store failed; the request is let through: ${(error as Error).message}`);
-      return onFailure;
+      this.failed(operation, error as Error);
+      return FAILED;
     }
+  }
+
+  private failed(operation: LimitStoreOperation, error: Error): void {
+    this.metrics.limitStoreErrors.inc({ operation });
+    this.unwarned += 1;
+    const now = Date.now();
+    if (now - this.warnedAt < WARNING_INTERVAL_MS) return;
+    const more = this.unwarned > 1 ? ` (${this.unwarned} failures since the last warning)` : '';
+    this.logger.warn(`The limit store failed (${operation}: ${error.message}); requests are let through without per-key limits${more}.`);
+    this.warnedAt = now;
+    this.unwarned = 0;
+    this.warned = true;
   }
 }

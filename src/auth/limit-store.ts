@@ -4,22 +4,44 @@ export interface WindowCount {
   resetInMs: number;
 }
 
+/** What a failure was doing, the label of `gantry_limit_store_errors_total`. */
+export type LimitStoreOperation = 'hit' | 'acquire' | 'release' | 'renew' | 'connection';
+
 /**
  * Where per-key limits are counted: in this process (MemoryLimitStore) or shared by every
  * replica (RedisLimitStore). Keys are opaque strings (key ids, never API keys).
  */
 export abstract class LimitStore {
+  private failureListener?: (operation: LimitStoreOperation, error: Error) => void;
+
   /** Counts one request in `key`'s window, which opens at its first request and lasts `windowMs`. */
   abstract hit(key: string, windowMs: number): Promise<WindowCount>;
 
   /**
    * Takes one of `max` slots of `key` as a lease; undefined (and nothing taken) when all are
    * taken. A lease is held until released, or until its holder stops renewing it (it crashed).
+   * When the call fails, the caller holds nothing: a lease the store took anyway (the answer came
+   * too late) is given back by the store itself.
    */
   abstract acquire(key: string, max: number): Promise<string | undefined>;
 
-  /** Gives back a lease taken by `acquire`; releasing it twice gives back nothing more. */
+  /**
+   * Gives back a lease taken by `acquire`; releasing it twice gives back nothing more. When the
+   * call fails, the store keeps trying in the background until the lease is given back.
+   */
   abstract release(key: string, lease: string): Promise<void>;
 
   abstract close(): Promise<void>;
+
+  /**
+   * Where the store reports the failures no caller sees (renewals, releases retried in the
+   * background, the connection). One listener: the limiter, which counts and logs them.
+   */
+  onFailure(listener: (operation: LimitStoreOperation, error: Error) => void): void {
+    this.failureListener = listener;
+  }
+
+  protected reportFailure(operation: LimitStoreOperation, error: Error): void {
+    this.failureListener?.(operation, error);
+  }
 }

@@ -31,6 +31,14 @@ export class KeyLimitsConfig {
   @Matches(/^rediss?:\/\//, { message: 'redisUrl must be a redis:// or rediss:// URL' })
   redisUrl?: string;
 
+  /**
+   * How long a Redis limit command may take; past it the request is let through without the
+   * limit, and Redis is not asked again until it answers.
+   */
+  @IsInt()
+  @Min(1)
+  redisTimeoutMs: number = 200;
+
   /** Prefix of every Redis key: gateways that must not share limits use different prefixes. */
   @IsString()
   @Matches(/^\S+$/, { message: 'redisKeyPrefix must not be empty or contain spaces' })

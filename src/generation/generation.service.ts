@@ -42,9 +42,10 @@ export class GenerationService {
     names: RequestFieldNames = DEFAULT_FIELD_NAMES,
   ): AcceptedGeneration {
     const model = this.registry.resolve(request.model);
+    const telemetry = GenerationTelemetry.of(httpRequest);
+    telemetry.identify({ model: request.model, engine: model.config.engine });
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
     model.admission.checkCapacity(request.model);
-    const telemetry = GenerationTelemetry.of(httpRequest);
     telemetry.markAccepted({ api, model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
     const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders };
     const events$ = model.admission.run(model.engine.generate(traced), () => telemetry.markAdmitted());

@@ -79,6 +79,15 @@ export class GenerationTelemetry {
     return this.firstOutputAt === undefined ? undefined : this.firstOutputAt - this.arrivedAt;
   }
 
+  /**
+   * Names the model and engine as soon as the model is known, so a request its model refuses
+   * (a full queue, a limit) is still counted and logged under them.
+   */
+  identify(details: { model: string; engine: string }): void {
+    this.model = details.model;
+    this.engine = details.engine;
+  }
+
   markAccepted(details: { api: ApiName; model: string; engine: string; maxTokens?: number; stream: boolean }): void {
     Object.assign(this, details);
     this.accepted = true;

@@ -53,6 +53,12 @@ export class GantryMetrics {
     labelNames: [...ROUTE_LABELS, 'phase'],
     registers: [this.registry],
   });
+  readonly limitStoreErrors = new Counter({
+    name: 'gantry_limit_store_errors_total',
+    help: 'Failed calls to the per-key limit store (Redis), by operation; requests are let through meanwhile.',
+    labelNames: ['operation'],
+    registers: [this.registry],
+  });
   readonly engineErrors = new Counter({
     name: 'gantry_engine_errors_total',
     help: 'Engine failures after admission, by kind.',
