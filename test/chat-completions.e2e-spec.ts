@@ -159,6 +159,8 @@ describe('the wire frames of a stream', () => {
     const beforeOutput = chunks.slice(1, firstOutput);
     expect(beforeOutput.filter(isHeartbeat).length).toBeGreaterThanOrEqual(5);
     expect(beforeOutput.every(isHeartbeat)).toBe(true);
+    // A heartbeat is a chunk like any other: its choice says `logprobs: null` too.
+    expect(beforeOutput.every((chunk) => chunk.choices[0].logprobs === null && 'logprobs' in chunk.choices[0])).toBe(true);
     expect(chunks.slice(firstOutput).filter(isHeartbeat)).toEqual([]);
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('alpha beta');
 
@@ -168,14 +170,17 @@ describe('the wire frames of a stream', () => {
     expect(exchange.frames.at(-1)).toMatchObject({ kind: 'event', data: '[DONE]' });
   });
 
-  it('puts usage on every chunk with continuous_usage_stats: zeros until the first ack', async () => {
+  it('puts usage on every chunk after the role chunk with continuous_usage_stats: zeros until the first ack', async () => {
     const exchange = await postSse(chatUrl(), {
       model: 'slow',
       messages: ask('alpha beta'),
       stream: true,
       stream_options: { include_usage: true, continuous_usage_stats: true },
     });
-    const chunks = exchange.json();
+    const [roleChunk, ...chunks] = exchange.json();
+    // The role chunk leaves at admission, before anything is measured.
+    expect(roleChunk.choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(roleChunk).not.toHaveProperty('usage');
     expect(chunks.every((chunk) => chunk.usage !== undefined)).toBe(true);
     const heartbeats = chunks.filter(isHeartbeat);
     const zeroBeats = heartbeats.filter((chunk) => chunk.usage.prompt_tokens === 0);
@@ -301,10 +306,11 @@ describe('errors before the stream opens', () => {
     expect((failure as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('temperature');
   });
 
-  it('answers an unknown model with 404 model_not_found', async () => {
+  it('answers an unknown model with 404 model_not_found, an invalid_request_error as OpenAI has it', async () => {
     const failure = await client.chat.completions.create({ model: 'gpt-9', messages: ask('x') }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
     expect((failure as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
+    expect((failure as InstanceType<typeof OpenAI.NotFoundError>).type).toBe('invalid_request_error');
   });
 
   it('answers a body over the limit with 413', async () => {
@@ -316,7 +322,7 @@ describe('errors before the stream opens', () => {
   it('answers an unknown path with 404 and a wrong method with 405', async () => {
     const unknown = await fetch(`${gateway.url}/v1/nowhere`);
     expect(unknown.status).toBe(404);
-    expect((await readJson(unknown)).error.type).toBe('not_found_error');
+    expect((await readJson(unknown)).error.type).toBe('invalid_request_error');
     const wrongMethod = await fetch(chatUrl());
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('POST');

@@ -257,7 +257,8 @@ describe('one upstream per model', () => {
 
     it('500 before the stream', async () => {
       const { error } = await streamFailure('error-500');
-      expect(error).toMatchObject({ type: 'upstream_error', message: expect.stringMatching(/^The upstream answered 500: The mock upstream/) });
+      // A 5xx's text may quote anything (the prompt, the headers): the client learns the status only.
+      expect(error).toMatchObject({ type: 'upstream_error', message: 'The upstream answered 500 Internal Server Error.' });
     });
 
     it('malformed SSE', async () => {
@@ -305,7 +306,7 @@ describe('one upstream per model', () => {
       expect(error).toMatchObject({ type: 'invalid_request_error', message: 'The mock upstream failed mid-stream.' });
     });
 
-    it('every replica down: 503 and a message that says so, and /ready reports it', async () => {
+    it('every replica down: 503 and a message that says so, and /ready reports it (ready while other models serve)', async () => {
       const engine = gateway.registry.resolve('all-down').engine as HttpEngine;
       expect(await eventually(() => !engine.isReady(), 2000)).toBe(true);
       const { error } = await streamFailure('all-down');
@@ -315,9 +316,10 @@ describe('one upstream per model', () => {
       expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
 
       const ready = await fetch(`${gateway.url}/ready`);
-      expect(ready.status).toBe(503);
+      expect(ready.status).toBe(200);
       const body = await readJson(ready);
-      expect(body.status).toBe('not_ready');
+      expect(body.status).toBe('ready');
+      expect(body.models['all-down']).toMatchObject({ ready: false });
       expect(body.models['all-down'].replicas).toHaveLength(3);
       expect(body.models['all-down'].replicas[0]).toMatchObject({ healthy: false, healthCheck: 'failing', outstanding: 0 });
       expect(body.models.fast).toMatchObject({ engine: 'http', ready: true });

@@ -25,7 +25,11 @@ describe('request logs', () => {
       {
         keepalive: { mode: 'chunks', intervalMs: 100 },
         observability: { logging: { level: 'info' } },
-        models: [{ name: 'stub', engine: 'stub' }, { name: 'slow', engine: 'stub', prefillMs: 2000 }],
+        models: [
+          { name: 'stub', engine: 'stub' },
+          { name: 'slow', engine: 'stub', prefillMs: 2000 },
+          { name: 'full', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 0 },
+        ],
       },
       { observability: { logDestination: destination } },
     );
@@ -67,5 +71,38 @@ describe('request logs', () => {
     expect(returnedId).toMatch(/^[0-9a-f-]{36}$/);
     expect(await eventually(() => lines.some((line) => line.requestId === returnedId))).toBe(true);
     expect(lines.find((line) => line.requestId === returnedId)).toMatchObject({ level: 30, outcome: 'client_closed', phase: 'prefill', status: 499 });
+  });
+
+  it('names the model and `stream` of a request refused before its stream opened, from its body', async () => {
+    const post = (path: string, body: unknown, requestId: string) =>
+      fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+        body: JSON.stringify(body),
+      });
+    const lineOf = async (requestId: string) => {
+      expect(await eventually(() => lines.some((line) => line.requestId === requestId))).toBe(true);
+      return lines.find((line) => line.requestId === requestId)!;
+    };
+
+    expect((await post('/v1/chat/completions', { model: 'stub', stream: true, temperature: 7, messages: ask('x') }, 'refused-400')).status).toBe(400);
+    expect(await lineOf('refused-400')).toMatchObject({ api: 'chat', model: 'stub', stream: true, status: 400, outcome: 'rejected' });
+
+    expect((await post('/v1/messages', { model: 'nope', max_tokens: 5, messages: ask('x') }, 'refused-404')).status).toBe(404);
+    expect(await lineOf('refused-404')).toMatchObject({ api: 'messages', model: 'nope', stream: false, status: 404, outcome: 'rejected' });
+
+    const release = { now: false };
+    const holder = postSse(`${gateway.url}/v1/chat/completions`, { model: 'full', stream: true, messages: ask('hold') }, { onFrame: () => release.now });
+    expect(await eventually(() => gateway.registry.resolve('full').admission.running === 1)).toBe(true);
+    expect((await post('/v1/messages', { model: 'full', stream: true, max_tokens: 5, messages: ask('x') }, 'refused-529')).status).toBe(529);
+    expect(await lineOf('refused-529')).toMatchObject({ api: 'messages', model: 'full', engine: 'stub', stream: true, status: 529, outcome: 'rejected' });
+    release.now = true;
+    await holder;
+
+    // Fields of the wrong type name nothing.
+    expect((await post('/v1/chat/completions', { model: 42, stream: 'yes', messages: ask('x') }, 'refused-types')).status).toBe(400);
+    const mistyped = await lineOf('refused-types');
+    expect(mistyped).toMatchObject({ status: 400, outcome: 'rejected', stream: false });
+    expect(mistyped.model).toBeUndefined();
   });
 });

@@ -16,6 +16,10 @@ const USAGE = `Usage: node dist/apps/mock-upstream/main.js [options]
   --failure F              ${MOCK_FAILURES.join(' | ')}
   --failure-status N       status of --failure status, code of --failure error (default 500)
   --fail-after-tokens N    output chunks before the failure (default 0)
+  --failure-quotes Q       headers | prompt: the failure's message quotes them
+  --no-health              no GET /health route (as Ollama, LM Studio, hosted APIs)
+  --no-models              no GET /v1/models route
+  --tags                   serve Ollama's GET /api/tags
 
 Per request, a JSON object in the x-mock-behaviour header overrides any of these.`;
 
@@ -33,6 +37,10 @@ const { values } = parseArgs({
     failure: { type: 'string' },
     'failure-status': { type: 'string' },
     'fail-after-tokens': { type: 'string' },
+    'failure-quotes': { type: 'string' },
+    'no-health': { type: 'boolean' },
+    'no-models': { type: 'boolean' },
+    tags: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -55,6 +63,10 @@ if (values.failure !== undefined && !MOCK_FAILURES.includes(values.failure as Mo
   process.stderr.write(`--failure must be one of ${MOCK_FAILURES.join(', ')}\n`);
   process.exit(2);
 }
+if (values['failure-quotes'] !== undefined && !['headers', 'prompt'].includes(values['failure-quotes'])) {
+  process.stderr.write('--failure-quotes must be headers or prompt\n');
+  process.exit(2);
+}
 if (values['reasoning-field'] !== undefined && !['reasoning', 'reasoning_content'].includes(values['reasoning-field'])) {
   process.stderr.write('--reasoning-field must be reasoning or reasoning_content\n');
   process.exit(2);
@@ -71,6 +83,7 @@ const behaviour: Partial<MockBehaviour> = Object.fromEntries(
     failure: values.failure as MockFailure | undefined,
     failureStatus: count('failure-status', values['failure-status']),
     failAfterTokens: count('fail-after-tokens', values['fail-after-tokens']),
+    failureQuotes: values['failure-quotes'] as MockBehaviour['failureQuotes'] | undefined,
   }).filter(([, value]) => value !== undefined),
 );
 
@@ -80,6 +93,9 @@ const mock = await startMockUpstream({
   servedModel: values.model,
   behaviour,
   recordLimit: 0,
+  healthRoute: values['no-health'] !== true,
+  modelsRoute: values['no-models'] !== true,
+  tagsRoute: values.tags === true,
 });
 process.stdout.write(`mock upstream listening on ${mock.url}\n`);
 const stop = () => void mock.close().then(() => process.exit(0));

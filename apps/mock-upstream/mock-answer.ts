@@ -29,6 +29,8 @@ export interface MockReplyContext {
   signal: AbortSignal;
   /** Called when prefill ends and decoding begins (for the running/waiting gauges). */
   onDecoding: () => void;
+  /** The message of an injected `status` or `error` failure. */
+  failureMessage: string;
 }
 
 export const EMPTY_PROMPT_ANSWER = 'Hello from the mock upstream';

@@ -24,6 +24,11 @@ export interface MockBehaviour {
   failureStatus: number;
   /** Output chunks sent before a `drop`, `malformed`, `stall` or `error` failure. */
   failAfterTokens: number;
+  /**
+   * What the message of a `status` or `error` failure quotes, as careless servers and proxies do:
+   * the request's `headers` (as JSON) or its last user message (`prompt`).
+   */
+  failureQuotes?: 'headers' | 'prompt';
   /** `GET /health` answers 503. */
   unhealthy: boolean;
 }

@@ -19,7 +19,7 @@ export async function answerJson(context: MockReplyContext): Promise<void> {
       response.writeHead(200, { 'content-type': 'application/json' }).end('{"id": "chatcmpl-broken", "choices": [');
       return;
     case 'error':
-      sendJson(response, behaviour.failureStatus, mockError(behaviour.failureStatus));
+      sendJson(response, behaviour.failureStatus, mockError(behaviour.failureStatus, context.failureMessage));
       return;
   }
 

@@ -94,7 +94,7 @@ async function injectFailure(context: MockStreamContext, write: (text: string) =
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       return;
     case 'error': {
-      const error = { message: 'The mock upstream failed mid-stream.', type: 'InternalServerError', param: null, code: behaviour.failureStatus };
+      const error = { message: context.failureMessage, type: 'InternalServerError', param: null, code: behaviour.failureStatus };
       await write(`data: ${JSON.stringify({ error })}\n\n`);
       response.end('data: [DONE]\n\n');
       return;

@@ -1,9 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { planAnswer } from './mock-answer.js';
+import { planAnswer, textOf } from './mock-answer.js';
 import { BEHAVIOUR_HEADER, behaviourFor, DEFAULT_BEHAVIOUR, type MockBehaviour } from './mock-behaviour.js';
 import { answerJson, mockError, sendJson } from './mock-chat-json.js';
 import { streamAnswer } from './mock-chat-stream.js';
+import { answerTokenize } from './mock-tokenize.js';
 
 export interface MockUpstreamOptions {
   /** 0 (the default) picks a free port. */
@@ -14,6 +15,12 @@ export interface MockUpstreamOptions {
   servedModel?: string;
   /** Received requests kept for inspection (the oldest are dropped). */
   recordLimit?: number;
+  /** Serve `GET /health` (default true); false emulates Ollama, LM Studio and hosted APIs. */
+  healthRoute?: boolean;
+  /** Serve `GET /v1/models` (default true). */
+  modelsRoute?: boolean;
+  /** Serve Ollama's `GET /api/tags` (default false). */
+  tagsRoute?: boolean;
 }
 
 export interface ReceivedRequest {
@@ -34,6 +41,8 @@ export interface MockState {
   /** Closed before the response finished: client hang-ups (and injected drops). */
   abortedRequests: number;
   healthChecks: number;
+  /** GET requests by path (health probes among them), answered or not. */
+  gets: Record<string, number>;
 }
 
 export interface MockUpstream {
@@ -71,6 +80,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     completedRequests: 0,
     abortedRequests: 0,
     healthChecks: 0,
+    gets: {},
   };
 
   const chat = async (request: IncomingMessage, response: ServerResponse) => {
@@ -87,8 +97,9 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     if (options.servedModel !== undefined && body.model !== options.servedModel) {
       return sendJson(response, 404, mockError(404, `The model \`${String(body.model)}\` does not exist.`));
     }
+    const failureMessage = failureMessageOf(requestBehaviour, request.headers, body);
     if (requestBehaviour.failure === 'status') {
-      return sendJson(response, requestBehaviour.failureStatus, mockError(requestBehaviour.failureStatus));
+      return sendJson(response, requestBehaviour.failureStatus, mockError(requestBehaviour.failureStatus, failureMessage));
     }
 
     sequence += 1;
@@ -117,6 +128,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
       model: typeof body.model === 'string' ? body.model : modelName,
       signal: abort.signal,
       onDecoding,
+      failureMessage,
     };
     if (body.stream !== true) return answerJson(common);
     const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; continuous_usage_stats?: boolean };
@@ -127,15 +139,20 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const route = `${request.method} ${path}`;
+    if (request.method === 'GET') state.gets[path] = (state.gets[path] ?? 0) + 1;
     if (route === 'POST /v1/chat/completions') {
       chat(request, response).catch((error: unknown) => {
         if ((error as Error)?.name === 'AbortError') return;
         if (!response.headersSent) sendJson(response, 500, mockError(500, String(error)));
         else response.destroy();
       });
-    } else if (route === 'GET /v1/models') {
+    } else if (route === 'POST /tokenize') {
+      answerTokenize(request, response, { servedModel: options.servedModel, received: state.received, recordLimit }).catch(() => response.destroy());
+    } else if (route === 'GET /v1/models' && options.modelsRoute !== false) {
       sendJson(response, 200, { object: 'list', data: [{ id: modelName, object: 'model', created: 1_700_000_000, owned_by: 'vllm', root: modelName, parent: null, max_model_len: 32_768 }] });
-    } else if (route === 'GET /health') {
+    } else if (route === 'GET /api/tags' && options.tagsRoute === true) {
+      sendJson(response, 200, { models: [{ name: modelName, model: modelName, size: 0, digest: 'mock' }] });
+    } else if (route === 'GET /health' && options.healthRoute !== false) {
       state.healthChecks += 1;
       response.writeHead(behaviour.unhealthy ? 503 : 200).end();
     } else if (route === 'GET /metrics') {
@@ -174,6 +191,22 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     },
     close: refuseConnections,
   };
+}
+
+/** The message of an injected failure, quoting what the behaviour says (see MockBehaviour.failureQuotes). */
+function failureMessageOf(behaviour: MockBehaviour, headers: IncomingHttpHeaders, body: Record<string, unknown>): string {
+  const base = behaviour.failure === 'error' ? 'The mock upstream failed mid-stream.' : 'The mock upstream was told to fail.';
+  switch (behaviour.failureQuotes) {
+    case 'headers':
+      return `${base} Request headers: ${JSON.stringify(headers)}`;
+    case 'prompt': {
+      const messages = (body.messages ?? []) as Array<{ role?: string; content?: unknown }>;
+      const lastUser = [...messages].reverse().find((message) => message.role === 'user');
+      return `${base} Prompt: ${textOf(lastUser?.content)}`;
+    }
+    default:
+      return base;
+  }
 }
 
 function metricsText(model: string, state: MockState): string {

@@ -1,6 +1,12 @@
-import { IsInt, IsString, Max, Min, IsOptional } from 'class-validator';
+import { IsIn, IsInt, IsString, Max, Min, IsOptional } from 'class-validator';
+
+export const READINESS_REQUIREMENTS = ['any', 'all'] as const;
 
 export class ServerConfig {
+  /** `/ready` answers 200 while `any` model can serve (the default) or only while `all` can. */
+  @IsIn(READINESS_REQUIREMENTS)
+  readinessRequires: (typeof READINESS_REQUIREMENTS)[number] = 'any';
+
   @IsString()
   host: string = '127.0.0.1';
 

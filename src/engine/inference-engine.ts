@@ -20,7 +20,11 @@ export interface ReplicaState {
 export abstract class InferenceEngine {
   abstract generate(request: GenerationRequest): Observable<EngineEvent>;
 
-  /** The prompt's token count as this engine would see it; an estimate unless overridden. */
+  /**
+   * The prompt's token count as this engine would see it; an estimate unless overridden. Awaited
+   * before a Messages stream opens (its `message_start` carries it), so it must be quick: local,
+   * or bounded in time with the estimate as its fallback.
+   */
   async countPromptTokens(request: GenerationRequest): Promise<number> {
     return estimatePromptTokens(request);
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { Observable } from 'rxjs';
+import { defer, mergeMap, type Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { GenerationService } from '../generation/generation.service.js';
 import { GenerationApi } from '../observability/generation-api.decorator.js';
@@ -13,9 +13,9 @@ import { GenerationRoute } from './generation-routes/generation-route.decorator.
 import { StreamResponder } from './stream-responder.js';
 
 /**
- * `POST /v1/messages` (Anthropic Messages), streaming and not (a generation route).
- * `anthropic-version` is accepted whatever its value; errors take Anthropic's shape (see
- * ProtocolExceptionFilter).
+ * `POST /v1/messages` (Anthropic Messages), streaming and not (a generation route). Any query
+ * string (Claude Code's `?beta=true`) and any `anthropic-version` or `anthropic-beta` header are
+ * accepted; errors take Anthropic's shape (see ProtocolExceptionFilter).
  */
 @Injectable()
 export class MessagesController {
@@ -27,11 +27,19 @@ export class MessagesController {
   @GenerationRoute('/v1/messages', MessagesRequestDto)
   @GenerationApi('messages')
   create(body: MessagesRequestDto, reply: FastifyReply): Observable<EngineEvent> {
-    const { events$, telemetry } = this.generations.accept(decodeMessagesRequest(body), 'messages', body.stream === true, reply.request);
+    const request = decodeMessagesRequest(body);
     const identity = { id: newId('msg_'), model: body.model };
     if (!body.stream) {
-      return this.responder.json(reply, { events$, telemetry }, (result) => toAnthropicMessage(result, identity), 'anthropic');
+      const accepted = this.generations.accept(request, 'messages', false, reply.request);
+      return this.responder.json(reply, accepted, (result) => toAnthropicMessage(result, identity), 'anthropic');
     }
-    return this.responder.sse(reply, { events$, telemetry }, encodeMessagesStream(identity));
+    // `message_start` carries the prompt's tokens, so they are counted before the stream opens
+    // (the engine's own count: local for the stub and llama, bounded in time for HTTP upstreams).
+    return defer(() => this.generations.countPromptTokens(request)).pipe(
+      mergeMap((inputTokens) => {
+        const accepted = this.generations.accept(request, 'messages', true, reply.request);
+        return this.responder.sse(reply, accepted, encodeMessagesStream({ ...identity, inputTokens }));
+      }),
+    );
   }
 }

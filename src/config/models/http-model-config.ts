@@ -1,4 +1,4 @@
-import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Min } from 'class-validator';
+import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Min } from 'class-validator';
 import { IsStringRecord } from '../string-record.validator.js';
 import { ModelConfigBase } from './model-config-base.js';
 
@@ -63,10 +63,23 @@ export class HttpModelConfig extends ModelConfigBase {
   @Min(0)
   bodyTimeoutMs: number = 600_000;
 
-  /** Period of the active `GET /health` check of each replica. 0: passive checks only. */
+  /** Period of the active health check of each replica. 0: passive checks only. */
   @IsInt()
   @Min(0)
   healthCheckIntervalMs: number = 5_000;
+
+  /**
+   * The path the health check GETs, resolved from the base URL as a link is: `/api/tags` from the
+   * server's root (Ollama), `models` under the base URL. Absent: `/health` at the root (vLLM,
+   * SGLang, llama.cpp, TGI), then `{base}/models` when that answers 4xx. A 2xx passes, a 5xx or no
+   * answer fails; a replica no path vouches for (404 everywhere) is served on passive checks alone.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^(?![a-z][a-z0-9+.-]*:|\/\/)\S+$/i, {
+    message: 'healthCheckPath must be a path such as /api/tags or models (no scheme, host or spaces)',
+  })
+  healthCheckPath?: string;
 
   @IsInt()
   @Min(1)

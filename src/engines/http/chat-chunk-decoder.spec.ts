@@ -1,4 +1,4 @@
-import { Subject } from 'rxjs';
+import { of, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
@@ -192,14 +192,24 @@ describe('decodeUpstreamSse', () => {
     const nested = errorOf('data: {"error":{"message":"context too long","type":"BadRequestError","param":null,"code":400}}\n\ndata: [DONE]\n\n');
     expect(nested).toBeInstanceOf(EngineError);
     expect(nested).toMatchObject({ kind: 'invalid_request', message: 'context too long', retryable: false, replicaFault: false });
+    // Not the client's own error: its status only (the text may quote anything).
     expect(errorOf('data: {"object":"error","message":"engine died","type":"InternalServerError","code":500}\n\n')).toMatchObject({
       kind: 'upstream',
-      message: 'engine died',
+      message: 'The upstream reported an error (500 Internal Server Error).',
     });
+    // TGI's validation errors are its 422s.
     expect(errorOf('data: {"error":"Input validation error","error_type":"validation"}\n\n')).toMatchObject({
-      kind: 'upstream',
+      kind: 'invalid_request',
       message: 'Input validation error',
     });
+    expect(errorOf('data: {"error":"something broke"}\n\n')).toMatchObject({ kind: 'upstream', message: 'The upstream reported an error.' });
+  });
+
+  it('redacts the message of an error frame it passes on', () => {
+    const events = of('data: {"error":{"message":"bad key sk-secret-1 in request","code":400}}\n\n');
+    let error: unknown;
+    events.pipe(decodeUpstreamSse(() => 0, { redact: (text) => text.replace('sk-secret-1', '[redacted]') })).subscribe({ error: (failure) => (error = failure) });
+    expect(error).toMatchObject({ kind: 'invalid_request', message: 'bad key [redacted] in request' });
   });
 
   it('fails on malformed JSON, and on a stream that ends before it finished', () => {

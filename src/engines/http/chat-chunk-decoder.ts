@@ -3,6 +3,7 @@ import { makeTimings, ZERO_USAGE } from '../../engine/engine-event.js';
 import { readContentChunk } from './content-chunk-shortcut.js';
 import { mapUpstreamFinishReason } from './map-upstream-finish-reason.js';
 import type { UpstreamChoice, UpstreamChunk, UpstreamDelta, UpstreamToolCallDelta, UpstreamUsage } from './upstream-chunk.js';
+import { keepText, type Redact } from './secret-redactor.js';
 import { upstreamFrameError, upstreamProtocolError } from './upstream-error.js';
 
 type OutputEvent = Exclude<EngineEvent, { type: 'ack' | 'done' }>;
@@ -40,13 +41,16 @@ export class ChatChunkDecoder {
    * be counted (reported as 0 rather than a made-up 1).
    */
   private readonly reasoningPerChunk: number;
+  /** Applied to the text of an in-band error frame before it may reach a client. */
+  private readonly redact: Redact;
 
   constructor(
     private readonly now: () => number,
     private readonly startedAt: number = now(),
-    { whole = false }: { whole?: boolean } = {},
+    { whole = false, redact = keepText }: { whole?: boolean; redact?: Redact } = {},
   ) {
     this.reasoningPerChunk = whole ? 0 : 1;
+    this.redact = redact;
   }
 
   /** Whether `[DONE]` arrived; later payloads are ignored. */
@@ -63,7 +67,7 @@ export class ChatChunkDecoder {
   /** One parsed chunk (a whole answer comes as one, see decodeUpstreamJson). */
   decodeChunk(chunk: UpstreamChunk): EngineEvent[] {
     if (this.finished) return [];
-    if ((chunk.error !== undefined && chunk.error !== null) || chunk.object === 'error') throw upstreamFrameError(chunk);
+    if ((chunk.error !== undefined && chunk.error !== null) || chunk.object === 'error') throw upstreamFrameError(chunk, this.redact);
 
     const choice = firstChoiceOf(chunk.choices);
     const deltas = choice?.delta ? this.deltasOf(choice.delta) : [];
@@ -192,7 +196,8 @@ export function parseUpstreamPayload(text: string, what: 'stream event' | 'JSON 
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw upstreamProtocolError(`The upstream sent a malformed ${what}: ${JSON.stringify(text.slice(0, 80))}`, error);
+    // Not quoted: the payload is the upstream's text, which may hold another request's output.
+    throw upstreamProtocolError(`The upstream sent a malformed ${what} (not JSON).`, error);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw upstreamProtocolError(`The upstream sent a ${what} that is not a JSON object.`);

@@ -1,6 +1,7 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { ChatChunkDecoder, parseUpstreamPayload } from './chat-chunk-decoder.js';
+import type { UpstreamDecodeOptions } from './decode-upstream-sse.js';
 import type { UpstreamChunk } from './upstream-chunk.js';
 
 /**
@@ -10,10 +11,13 @@ import type { UpstreamChunk } from './upstream-chunk.js';
  * finish reason, in-band errors), then ends as `[DONE]` would. Nothing is emitted before the body
  * ended, so a failed attempt can still be retried on another replica.
  */
-export function decodeUpstreamJson(now: () => number = () => performance.now()): OperatorFunction<string, EngineEvent> {
+export function decodeUpstreamJson(
+  now: () => number = () => performance.now(),
+  { startedAt, redact }: UpstreamDecodeOptions = {},
+): OperatorFunction<string, EngineEvent> {
   return (source) =>
     new Observable<EngineEvent>((subscriber) => {
-      const decoder = new ChatChunkDecoder(now, now(), { whole: true });
+      const decoder = new ChatChunkDecoder(now, startedAt ?? now(), { whole: true, redact });
       let body = '';
       return source.subscribe({
         next: (text) => {

@@ -2,6 +2,14 @@ import { createParser } from 'eventsource-parser';
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { ChatChunkDecoder } from './chat-chunk-decoder.js';
+import type { Redact } from './secret-redactor.js';
+
+export interface UpstreamDecodeOptions {
+  /** When the request began (on the `now` clock): measured prefill runs from it, across retries. */
+  startedAt?: number;
+  /** Applied to an in-band error's text before it may reach a client. */
+  redact?: Redact;
+}
 
 /**
  * Upstream body text (pieces as they arrive, split anywhere) to engine events: a real SSE parser
@@ -9,13 +17,17 @@ import { ChatChunkDecoder } from './chat-chunk-decoder.js';
  * ChatChunkDecoder. It completes when the body ends, so a keep-alive connection is reused; the
  * first decoding failure errors the stream and stops reading.
  */
-export function decodeUpstreamSse(now: () => number = () => performance.now()): OperatorFunction<string, EngineEvent> {
+export function decodeUpstreamSse(
+  now: () => number = () => performance.now(),
+  { startedAt, redact }: UpstreamDecodeOptions = {},
+): OperatorFunction<string, EngineEvent> {
   return (source) =>
     new Observable<EngineEvent>((subscriber) => {
       // Chunks that one read brings arrived together: the read's time is theirs (one clock read
       // per read, not one per chunk).
       let readAt: number | undefined;
-      const decoder = new ChatChunkDecoder(() => readAt ?? now());
+      const clock = () => readAt ?? now();
+      const decoder = new ChatChunkDecoder(clock, startedAt ?? clock(), { redact });
       const parser = createParser({
         onEvent: (message) => {
           if (subscriber.closed) return;

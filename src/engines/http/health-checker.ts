@@ -1,3 +1,4 @@
+import type { ProbeResult } from './health-probe.js';
 import type { Replica, ReplicaPool } from './replica-pool.js';
 import type { UpstreamConnection } from './upstream-connection.js';
 
@@ -7,9 +8,9 @@ export interface HealthTarget {
 }
 
 /**
- * Active health checks: `GET /health` on every replica at once, then again `intervalMs` after the
- * round ends (a slow replica never stacks checks). `stop()` clears the timer, so a closed engine
- * leaves nothing that keeps the process alive.
+ * Active health checks: one round of probes (see UpstreamConnection.checkHealth) on every replica
+ * at once, then again `intervalMs` after the round ends (a slow replica never stacks checks).
+ * `stop()` clears the timer, so a closed engine leaves nothing that keeps the process alive.
  */
 export class HealthChecker {
   private timer?: NodeJS.Timeout;
@@ -20,7 +21,7 @@ export class HealthChecker {
     private readonly targets: readonly HealthTarget[],
     private readonly intervalMs: number,
     private readonly timeoutMs: number,
-    private readonly onChange: (replica: Replica, passed: boolean) => void = () => {},
+    private readonly onChange: (replica: Replica, result: ProbeResult) => void = () => {},
   ) {
     // Trusted until the first check says otherwise, so that a starting gateway serves at once.
     for (const { replica } of targets) replica.healthCheck = 'passing';
@@ -38,11 +39,11 @@ export class HealthChecker {
   private async round(): Promise<void> {
     await Promise.all(
       this.targets.map(async ({ replica, connection }) => {
-        const passed = await connection.checkHealth(this.timeoutMs);
+        const result = await connection.checkHealth(this.timeoutMs);
         if (this.stopped) return;
         const before = replica.healthCheck;
-        this.pool.recordHealthCheck(replica, passed);
-        if (before !== replica.healthCheck) this.onChange(replica, passed);
+        this.pool.recordHealthCheck(replica, result.state);
+        if (before !== replica.healthCheck) this.onChange(replica, result);
       }),
     );
     if (this.stopped) return;

@@ -1,17 +1,20 @@
 import { Logger } from '@nestjs/common';
-import { Observable, Subscription, type Observer } from 'rxjs';
+import { Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
 import type { HttpModelConfig } from '../../config/model-config.js';
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
-import { decodeUpstreamSse } from './decode-upstream-sse.js';
+import { decodeUpstreamSse, type UpstreamDecodeOptions } from './decode-upstream-sse.js';
 import { HealthChecker } from './health-checker.js';
+import type { ProbeResult } from './health-probe.js';
 import { ReplicaPool, type Replica, type ReplicaState } from './replica-pool.js';
+import { secretRedactor, type Redact } from './secret-redactor.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
 import { UpstreamError } from './upstream-error.js';
+import { countUpstreamPromptTokens } from './upstream-token-count.js';
 
 /**
  * A model served by a fleet of vLLM-style upstreams (OpenAI Chat Completions over SSE).
@@ -19,8 +22,13 @@ import { UpstreamError } from './upstream-error.js';
  * Each request goes to the healthy replica with the fewest outstanding requests. A failure that
  * another replica may not have (refused connection, 5xx, a broken stream) is retried on a replica
  * not tried yet, but only while this engine has emitted nothing: once an event went downstream,
- * a retry would repeat or contradict it. Unsubscribing aborts the upstream request (its socket is
- * closed, which vLLM takes as an abort).
+ * a retry would repeat or contradict it. Acks are held back until the first output (or the end),
+ * so an upstream that reports usage before any output (vLLM's role chunk under continuous usage)
+ * can still be retried, and the client never sees counters of an attempt that was given up.
+ * Unsubscribing aborts the upstream request (its socket is closed, which vLLM takes as an abort).
+ *
+ * Upstream error text reaches a client only for errors in its own request, with Gantry's key and
+ * configured header values redacted; logs never carry it (see upstreamStatusError).
  *
  * A non-streaming client request is asked of the upstream as one JSON answer (`nonStreaming:
  * json`, the default: the cheapest for both sides) or streamed and collected (`stream`); either
@@ -32,6 +40,7 @@ export class HttpEngine extends InferenceEngine {
   private readonly connections = new Map<Replica, UpstreamConnection>();
   private readonly healthChecker?: HealthChecker;
   private readonly headers: Record<string, string>;
+  private readonly redact: Redact;
 
   constructor(private readonly config: HttpModelConfig) {
     super();
@@ -40,14 +49,18 @@ export class HttpEngine extends InferenceEngine {
       baseMs: config.ejectionBaseMs,
       maxMs: config.ejectionMaxMs,
     });
-    for (const replica of this.pool.replicas) this.connections.set(replica, new UpstreamConnection(replica.url, config));
     this.headers = { ...config.headers, ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}) };
+    this.redact = secretRedactor([config.apiKey, ...Object.values(config.headers ?? {}), ...config.upstreams.map(passwordOf)]);
+    for (const replica of this.pool.replicas) {
+      this.connections.set(
+        replica,
+        new UpstreamConnection(replica.url, config, { healthCheckPath: config.healthCheckPath, headers: this.headers, redact: this.redact }),
+      );
+    }
     if (config.healthCheckIntervalMs > 0) {
       const targets = this.pool.replicas.map((replica) => ({ replica, connection: this.connections.get(replica)! }));
-      this.healthChecker = new HealthChecker(this.pool, targets, config.healthCheckIntervalMs, config.healthCheckTimeoutMs, (replica, passed) =>
-        passed
-          ? this.logger.log(`Model '${config.name}': replica ${replica.label} passes its health check again.`)
-          : this.logger.warn(`Model '${config.name}': replica ${replica.label} fails its health check.`),
+      this.healthChecker = new HealthChecker(this.pool, targets, config.healthCheckIntervalMs, config.healthCheckTimeoutMs, (replica, result) =>
+        this.logHealthChange(replica, result),
       );
       this.healthChecker.start();
     }
@@ -63,9 +76,15 @@ export class HttpEngine extends InferenceEngine {
           whole,
         }),
       );
+      // Measured prefill runs from here, across retries, as the client waits.
+      const decodeOptions: UpstreamDecodeOptions = { startedAt: performance.now(), redact: this.redact };
+      const decode = () => (whole ? decodeUpstreamJson(undefined, decodeOptions) : decodeUpstreamSse(undefined, decodeOptions));
       const attempts = new Subscription();
       const tried = new Set<Replica>();
-      let emitted = false;
+      // Set by the first output or `done`: from then on events pass straight through, and no retry.
+      let committed = false;
+      // The latest ack before that: each ack holds running totals, so the latest says it all.
+      let heldAck: EngineEvent | undefined;
       const tryNext = (lastError?: UpstreamError) => {
         const replica = this.pool.pick(tried);
         if (!replica) {
@@ -74,14 +93,27 @@ export class HttpEngine extends InferenceEngine {
         }
         tried.add(replica);
         attempts.add(
-          this.attempt(replica, body, whole, request.traceHeaders ?? {}, {
+          this.attempt(replica, body, whole, request.traceHeaders ?? {}, decode(), {
             next: (event) => {
-              emitted = true;
+              if (committed) return subscriber.next(event);
+              if (event.type === 'ack') {
+                heldAck = event;
+                return;
+              }
+              committed = true;
+              if (heldAck) subscriber.next(heldAck);
+              heldAck = undefined;
               subscriber.next(event);
             },
-            error: (error: unknown) =>
-              !emitted && error instanceof UpstreamError && error.retryable ? tryNext(error) : subscriber.error(error),
-            complete: () => subscriber.complete(),
+            error: (error: unknown) => {
+              heldAck = undefined;
+              if (!committed && error instanceof UpstreamError && error.retryable) tryNext(error);
+              else subscriber.error(error);
+            },
+            complete: () => {
+              if (heldAck) subscriber.next(heldAck);
+              subscriber.complete();
+            },
           }),
         );
       };
@@ -93,6 +125,12 @@ export class HttpEngine extends InferenceEngine {
   /** At least one replica passes its health check and is not ejected. */
   override isReady(): boolean {
     return this.pool.hasAvailable();
+  }
+
+  /** An available replica's own count (its tokenizer endpoints), within 250 ms; else the estimate. */
+  override countPromptTokens(request: GenerationRequest): Promise<number> {
+    const replica = this.pool.replicas.find((candidate) => candidate.isAvailable(Date.now()));
+    return countUpstreamPromptTokens(request, { baseUrl: replica?.url, upstreamModel: this.config.upstreamModel ?? this.config.name, headers: this.headers });
   }
 
   /** Each replica's state: url, healthy, outstanding requests, consecutive failures. */
@@ -119,12 +157,19 @@ export class HttpEngine extends InferenceEngine {
    * It feeds `observer` directly (not through `tap` and `finalize`): every event of every stream
    * crosses this, and each operator layer is a hop per event and a subscriber per stream.
    */
-  private attempt(replica: Replica, body: string, whole: boolean, traceHeaders: Record<string, string>, observer: Observer<EngineEvent>): Subscription {
+  private attempt(
+    replica: Replica,
+    body: string,
+    whole: boolean,
+    traceHeaders: Record<string, string>,
+    decode: OperatorFunction<string, EngineEvent>,
+    observer: Observer<EngineEvent>,
+  ): Subscription {
     replica.outstanding += 1;
     const subscription = this.connections
       .get(replica)!
       .postChat(body, { ...traceHeaders, ...this.headers }, whole)
-      .pipe(whole ? decodeUpstreamJson() : decodeUpstreamSse())
+      .pipe(decode)
       .subscribe({
         next: observer.next,
         error: (error: unknown) => {
@@ -144,8 +189,16 @@ export class HttpEngine extends InferenceEngine {
     if (!(error instanceof UpstreamError) || !error.replicaFault) return;
     const ejectedForMs = this.pool.recordFailure(replica);
     if (ejectedForMs !== undefined) {
+      // A replica's fault is told in Gantry's own words (a status, a transport failure), never the upstream's text.
       this.logger.warn(`Model '${this.config.name}': replica ${replica.label} ejected for ${ejectedForMs} ms (${error.message})`);
     }
+  }
+
+  private logHealthChange(replica: Replica, { state, detail }: ProbeResult): void {
+    const where = `Model '${this.config.name}': replica ${replica.label}`;
+    if (state === 'passing') this.logger.log(`${where} passes its health check (${detail}).`);
+    else if (state === 'failing') this.logger.warn(`${where} fails its health check (${detail}).`);
+    else this.logger.log(`${where} has no health check route (${detail}): it is served, watched by passive checks only (healthCheckPath sets the route).`);
   }
 
   private exhausted(triedCount: number, lastError: UpstreamError | undefined): EngineError {
@@ -158,10 +211,21 @@ export class HttpEngine extends InferenceEngine {
       );
     }
     if (total === 1) return lastError;
+    // lastError's message is safe to repeat: only retryable errors get here, and they never quote the upstream.
     return new EngineError(
       'unavailable',
       `All replicas of model '${this.config.name}' failed or are down (${triedCount} of ${total} tried); the last error: ${lastError.message}`,
       { code: 'upstream_unavailable', cause: lastError },
     );
+  }
+}
+
+/** The password written into an upstream URL, if any: redacted from error messages like the key. */
+function passwordOf(url: string): string | undefined {
+  try {
+    const password = new URL(url).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
   }
 }

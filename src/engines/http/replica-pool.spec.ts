@@ -75,21 +75,24 @@ describe('ReplicaPool', () => {
 
   it('takes a replica out while its health check fails; a passing check does not cut an ejection short', () => {
     const { replicas, a, b, c } = pool();
-    replicas.recordHealthCheck(a, false);
+    replicas.recordHealthCheck(a, 'failing');
     expect([1, 2, 3, 4].map(() => replicas.pick())).not.toContain(a);
-    replicas.recordHealthCheck(a, true);
+    replicas.recordHealthCheck(a, 'passing');
+    expect(replicas.pick(new Set([b, c]))).toBe(a);
+    // No probe route: served, watched by the passive checks alone.
+    replicas.recordHealthCheck(a, 'unknown');
     expect(replicas.pick(new Set([b, c]))).toBe(a);
 
     replicas.recordFailure(b);
     replicas.recordFailure(b);
-    replicas.recordHealthCheck(b, true);
+    replicas.recordHealthCheck(b, 'passing');
     expect(replicas.pick(new Set([a, c]))).toBeUndefined();
   });
 
   it('is ready while at least one replica is available', () => {
     const { replicas, a, b, c } = pool();
-    replicas.recordHealthCheck(a, false);
-    replicas.recordHealthCheck(b, false);
+    replicas.recordHealthCheck(a, 'failing');
+    replicas.recordHealthCheck(b, 'failing');
     expect(replicas.hasAvailable()).toBe(true);
     replicas.recordFailure(c);
     replicas.recordFailure(c);

@@ -1,3 +1,5 @@
+import type { HealthCheckState } from './health-probe.js';
+
 /** When a replica that keeps failing is taken out of rotation, and for how long. */
 export interface EjectionPolicy {
   /** Consecutive failed requests that eject a replica. */
@@ -14,8 +16,11 @@ export interface ReplicaState {
   healthy: boolean;
   outstanding: number;
   consecutiveFailures: number;
-  /** The last active health check: `passing`, `failing`, or `off` when checks are disabled. */
-  healthCheck: 'passing' | 'failing' | 'off';
+  /**
+   * The last active health check: `passing`, `failing`, `unknown` (the replica has no probe route:
+   * served, watched by passive checks only), or `off` when checks are disabled.
+   */
+  healthCheck: HealthCheckState;
   /** Milliseconds until an ejected replica is tried again; absent when not ejected. */
   ejectedForMs?: number;
 }
@@ -45,7 +50,7 @@ export class Replica {
  * The replicas of one model, balanced by least outstanding requests.
  *
  * Two independent signals must both allow a replica: the active health check (a failing check
- * takes it out until a check passes) and passive ejection (after `maxFailures` consecutive failed
+ * takes it out until a check passes; an `unknown` one does not) and passive ejection (after `maxFailures` consecutive failed
  * requests it is out for an exponentially growing time). A passing health check does not cut an
  * ejection short, so a replica whose `/health` is fine but whose answers fail stays out. After an
  * ejection expires the replica is on probation: one more failure ejects it again, for twice as
@@ -99,8 +104,8 @@ export class ReplicaPool {
     return ejectionMs;
   }
 
-  recordHealthCheck(replica: Replica, passed: boolean): void {
-    replica.healthCheck = passed ? 'passing' : 'failing';
+  recordHealthCheck(replica: Replica, state: Exclude<HealthCheckState, 'off'>): void {
+    replica.healthCheck = state;
   }
 
   /** At least one replica can take a request now. */

@@ -14,6 +14,8 @@ export interface UpstreamChunk {
   /** vLLM before 0.10.1 sent flat errors: `{"object": "error", "message", "code"}`. */
   message?: unknown;
   code?: unknown;
+  /** TGI's kind of in-band error (`validation`, `generation`, ...). */
+  error_type?: unknown;
 }
 
 export interface UpstreamChoice {

@@ -1,5 +1,7 @@
 import { Pool } from 'undici';
 import { Observable } from 'rxjs';
+import { healthProbePaths, judgeProbeStatus, type ProbeResult } from './health-probe.js';
+import { keepText, type Redact } from './secret-redactor.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 
 export interface UpstreamTimeouts {
@@ -8,6 +10,15 @@ export interface UpstreamTimeouts {
   headersTimeoutMs: number;
   /** Longest silence between body reads; 0: no limit. */
   bodyTimeoutMs: number;
+}
+
+export interface UpstreamConnectionOptions {
+  /** The model's `healthCheckPath`; absent: `/health`, then `{base}/models`. */
+  healthCheckPath?: string;
+  /** Sent with health probes too: hosted APIs answer `/models` only to a key. */
+  headers?: Record<string, string>;
+  /** Applied to an error answer's message before it may reach a client. */
+  redact?: Redact;
 }
 
 /**
@@ -20,17 +31,23 @@ export interface UpstreamTimeouts {
 export class UpstreamConnection {
   private readonly pool: Pool;
   private readonly chatPath: string;
-  private readonly healthPath: string;
+  private readonly probePaths: string[];
+  /** The probe path that answered last: tried first in the next round. */
+  private probeStart = 0;
+  private readonly probeHeaders: Record<string, string>;
+  private readonly redact: Redact;
 
   constructor(
     baseUrl: string,
     private readonly timeouts: UpstreamTimeouts,
+    options: UpstreamConnectionOptions = {},
   ) {
     const url = new URL(baseUrl);
     const prefix = url.pathname.replace(/\/+$/, '');
     this.chatPath = `${prefix}/chat/completions`;
-    // vLLM, SGLang and llama.cpp serve /health at the root, beside /v1.
-    this.healthPath = `${prefix.replace(/\/v1$/, '')}/health`;
+    this.probePaths = healthProbePaths(baseUrl, options.healthCheckPath);
+    this.probeHeaders = options.headers ?? {};
+    this.redact = options.redact ?? keepText;
     this.pool = new Pool(url.origin, {
       connect: { timeout: timeouts.connectTimeoutMs },
       headersTimeout: timeouts.headersTimeoutMs,
@@ -46,7 +63,7 @@ export class UpstreamConnection {
    */
   postChat(body: string, headers: Record<string, string>, whole: boolean): Observable<string> {
     return new Observable<string>((subscriber) => {
-      const exchange = new UpstreamExchange(subscriber, this.timeouts, whole);
+      const exchange = new UpstreamExchange(subscriber, this.timeouts, whole, this.redact);
       this.pool.dispatch(
         {
           path: this.chatPath,
@@ -62,20 +79,43 @@ export class UpstreamConnection {
     });
   }
 
-  /** `GET /health`: true on any 2xx within `timeoutMs`. */
-  async checkHealth(timeoutMs: number): Promise<boolean> {
+  /**
+   * One round of health probes (see healthProbePaths and judgeProbeStatus): the first path that
+   * passes or fails decides; when every path is inconclusive (no such route) the state is
+   * `unknown`. No answer within `timeoutMs` fails.
+   */
+  async checkHealth(timeoutMs: number): Promise<ProbeResult> {
+    const answers: string[] = [];
+    for (let offset = 0; offset < this.probePaths.length; offset += 1) {
+      const index = (this.probeStart + offset) % this.probePaths.length;
+      const path = this.probePaths[index];
+      const status = await this.probe(path, timeoutMs);
+      if (typeof status === 'string') return { state: 'failing', detail: [...answers, `GET ${path}: ${status}`].join(', ') };
+      answers.push(`GET ${path} answered ${status}`);
+      const verdict = judgeProbeStatus(status);
+      if (verdict === 'inconclusive') continue;
+      this.probeStart = index;
+      return { state: verdict === 'pass' ? 'passing' : 'failing', detail: answers.join(', ') };
+    }
+    return { state: 'unknown', detail: answers.join(', ') };
+  }
+
+  /** One GET: its status, or what went wrong (an error code) when there was no answer. */
+  private async probe(path: string, timeoutMs: number): Promise<number | string> {
     try {
       const response = await this.pool.request({
-        path: this.healthPath,
+        path,
         method: 'GET',
+        headers: this.probeHeaders,
         signal: AbortSignal.timeout(timeoutMs),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
       await response.body.dump();
-      return response.statusCode >= 200 && response.statusCode < 300;
-    } catch {
-      return false;
+      return response.statusCode;
+    } catch (error) {
+      const code = (error as { code?: unknown; name?: unknown })?.code ?? (error as { name?: unknown })?.name;
+      return typeof code === 'string' && /^[\w-]{1,40}$/.test(code) ? code : 'no answer';
     }
   }
 

@@ -1,4 +1,6 @@
+import { STATUS_CODES } from 'node:http';
 import { EngineError, type EngineErrorKind } from '../../engine/engine-error.js';
+import { keepText, type Redact } from './secret-redactor.js';
 
 export interface UpstreamErrorTraits {
   /** Another replica may succeed, provided nothing has been emitted downstream yet. */
@@ -23,10 +25,15 @@ export class UpstreamError extends EngineError {
 
 const MAX_MESSAGE_LENGTH = 500;
 
-/** A non-200 answer before the stream. The upstream's own message is kept: it names the problem. */
-export function upstreamStatusError(status: number, bodyText: string): UpstreamError {
-  const detail = messageOfBody(bodyText);
-  const message = `The upstream answered ${status}${detail ? `: ${detail}` : '.'}`;
+/**
+ * A non-200 answer before the stream. Only an error in the client's own request (see
+ * isClientOwn) passes the upstream's message on, with `redact` applied: anything else may quote
+ * Gantry's credentials (a 401 echoing the headers) or another request, so its status alone is told.
+ */
+export function upstreamStatusError(status: number, bodyText: string, redact: Redact = keepText): UpstreamError {
+  const detail = messageOfBody(bodyText, redact);
+  const message =
+    detail && isClientOwn(status, detail) ? `The upstream answered ${status}: ${detail}` : `The upstream answered ${statusName(status)}.`;
   return new UpstreamError(kindOfStatus(status), message, {
     retryable: status === 408 || status === 429 || (status >= 500 && status !== 501),
     replicaFault: status === 408 || status >= 500,
@@ -35,15 +42,22 @@ export function upstreamStatusError(status: number, bodyText: string): UpstreamE
 
 /**
  * An in-band `data: {"error": ...}` frame (vLLM, llama.cpp, TGI, OpenAI). The request failed, not
- * the replica: not retried, not counted against it.
+ * the replica: not retried, not counted against it. Its message is passed on (redacted) only when
+ * its code says the client's request was at fault, as for a status (see upstreamStatusError).
  */
-export function upstreamFrameError(payload: { error?: unknown; message?: unknown; code?: unknown }): UpstreamError {
+export function upstreamFrameError(
+  payload: { error?: unknown; message?: unknown; code?: unknown; error_type?: unknown },
+  redact: Redact = keepText,
+): UpstreamError {
   const nested = typeof payload.error === 'object' && payload.error !== null ? (payload.error as Record<string, unknown>) : undefined;
   const text = nested?.message ?? (typeof payload.error === 'string' ? payload.error : payload.message);
-  const code = nested?.code ?? payload.code;
-  const status = typeof code === 'number' ? code : Number.NaN;
-  const message = typeof text === 'string' && text.length > 0 ? clip(text) : 'The upstream reported an error.';
-  return new UpstreamError(Number.isNaN(status) ? 'upstream' : kindOfStatus(status), message, {
+  const status = frameStatus(nested?.code ?? payload.code, nested?.type ?? payload.error_type);
+  const detail = typeof text === 'string' ? clip(redact(text.trim())) : '';
+  const message =
+    status !== undefined && detail && isClientOwn(status, detail)
+      ? detail
+      : `The upstream reported an error${status === undefined ? '' : ` (${statusName(status)})`}.`;
+  return new UpstreamError(status === undefined ? 'upstream' : kindOfStatus(status), message, {
     retryable: false,
     replicaFault: false,
   });
@@ -95,6 +109,33 @@ export function upstreamTransportError(
   }
 }
 
+/**
+ * Errors in the client's own request, whose upstream message tells the client what to fix: 400,
+ * 413, 422, and a 404 that names a model (vLLM's "The model `x` does not exist.").
+ */
+function isClientOwn(status: number, detail: string): boolean {
+  return status === 400 || status === 413 || status === 422 || (status === 404 && /\bmodel\b/i.test(detail));
+}
+
+/** `401 Unauthorized`: the status and its standard reason phrase. */
+function statusName(status: number): string {
+  const reason = STATUS_CODES[status];
+  return reason ? `${status} ${reason}` : String(status);
+}
+
+/**
+ * An error frame's HTTP status: its numeric `code` (vLLM, OpenAI-style), or what its type says:
+ * TGI's `error_type: validation` is its 422, OpenAI's `invalid_request_error` and vLLM's
+ * `BadRequestError` a 400.
+ */
+function frameStatus(code: unknown, type: unknown): number | undefined {
+  if (typeof code === 'number' && Number.isInteger(code)) return code;
+  if (typeof code === 'string' && /^\d{3}$/.test(code)) return Number(code);
+  if (type === 'validation') return 422;
+  if (type === 'invalid_request_error' || type === 'BadRequestError') return 400;
+  return undefined;
+}
+
 function kindOfStatus(status: number): EngineErrorKind {
   if (status === 400 || status === 413 || status === 422) return 'invalid_request';
   if (status === 429) return 'overloaded';
@@ -102,17 +143,20 @@ function kindOfStatus(status: number): EngineErrorKind {
   return 'upstream';
 }
 
-/** OpenAI `{error: {message}}`, flat `{message}`, FastAPI `{detail}`, or the text itself. */
-function messageOfBody(text: string): string {
+/**
+ * OpenAI `{error: {message}}`, flat `{message}`, FastAPI `{detail}`, or the text itself; redacted
+ * before it is clipped, so that a secret cut at the clip cannot leave its first half behind.
+ */
+function messageOfBody(text: string, redact: Redact): string {
   try {
     const body = JSON.parse(text) as Record<string, unknown>;
     const error = body.error as Record<string, unknown> | string | undefined;
     const candidate = typeof error === 'string' ? error : (error?.message ?? body.message ?? body.detail);
-    if (typeof candidate === 'string') return clip(candidate);
+    if (typeof candidate === 'string') return clip(redact(candidate.trim()));
   } catch {
     // Not JSON: the text is the message.
   }
-  return clip(text.trim());
+  return clip(redact(text.trim()));
 }
 
 function clip(text: string): string {

@@ -1,6 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Subscriber } from 'rxjs';
 import type { Dispatcher } from 'undici';
+import type { Redact } from './secret-redactor.js';
+import { upstreamContextLengthError } from './upstream-context-error.js';
 import { upstreamStatusError, upstreamTransportError } from './upstream-error.js';
 import type { UpstreamTimeouts } from './upstream-connection.js';
 
@@ -9,8 +11,8 @@ const MAX_ERROR_BODY = 16_384;
 
 /**
  * One chat completion request, as an undici dispatch handler: each socket read of a 200 answer is
- * handed to `subscriber` as text, synchronously; another status ends in an UpstreamError with
- * the body's message; a timeout or broken connection in a transport UpstreamError.
+ * handed to `subscriber` as text, synchronously; another status ends in an UpstreamError (with
+ * the body's message when it is the client's to read); a timeout or broken connection in a transport UpstreamError.
  *
  * The dispatch API instead of `request()`: no body stream, promise, AbortController or abort
  * listener per request, and each read reaches the decoder straight from undici's parser instead
@@ -29,6 +31,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     private readonly timeouts: UpstreamTimeouts,
     /** One JSON answer was asked for (see upstreamTransportError). */
     private readonly whole: boolean,
+    /** Applied to an error answer's message (see upstreamStatusError). */
+    private readonly redact: Redact,
   ) {}
 
   /** The subscriber is gone: abort the request (closing its socket, which is how vLLM learns to stop). */
@@ -58,7 +62,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.finished = true;
     if (this.cancelled) return;
     if (this.status === 200) this.subscriber.complete();
-    else this.subscriber.error(upstreamStatusError(this.status, this.errorBody + this.decoder.end()));
+    else {
+      const body = this.errorBody + this.decoder.end();
+      // A prompt over the context is the client's to fix, in its own API's words (no upstream text).
+      this.subscriber.error(upstreamContextLengthError(this.status, body) ?? upstreamStatusError(this.status, body, this.redact));
+    }
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Subscriber } from 'rxjs';
 import type { LlamaContextSequence, Token } from 'node-llama-cpp';
+import { ContextLengthError } from '../../engine/context-length-error.js';
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent, FinishReason } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
@@ -80,13 +81,7 @@ export class LlamaGeneration {
       if (error instanceof EngineError) throw error;
       throw new EngineError('invalid_request', `The model's chat template cannot render this conversation: ${(error as Error).message}`);
     }
-    if (prompt.tokens.length >= context.contextSize) {
-      throw new EngineError(
-        'invalid_request',
-        `The prompt is ${prompt.tokens.length} tokens; this model's context holds ${context.contextSize} (prompt and answer together).`,
-        { param: 'messages', code: 'context_length_exceeded' },
-      );
-    }
+    if (prompt.tokens.length >= context.contextSize) throw new ContextLengthError(prompt.tokens.length, context.contextSize);
     return prompt;
   }
 

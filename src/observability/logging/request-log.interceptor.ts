@@ -43,13 +43,16 @@ export class RequestLogInterceptor extends GenerationInterceptor {
 
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
     const request = this.requests.get(telemetry);
+    // A request refused before it was accepted (validation, unknown model, full queue) is still
+    // named by what its body asked for.
+    const asked = telemetry.accepted ? undefined : requestedOf(request?.body);
     const line: Record<string, unknown> = {
       context: LOG_CONTEXT,
       requestId: request?.id,
       api: telemetry.api,
-      model: telemetry.model,
+      model: telemetry.model ?? asked?.model,
       engine: telemetry.engine,
-      stream: telemetry.stream,
+      stream: asked?.stream ?? telemetry.stream,
       outcome: outcome.kind,
       status: httpStatusOf(telemetry, outcome),
       ttftMs: round(telemetry.timeToFirstOutputMs),
@@ -77,4 +80,17 @@ export class RequestLogInterceptor extends GenerationInterceptor {
     if (outcome.kind === 'failed') logger.warn(line, 'request failed');
     else logger.info(line, outcome.kind === 'client_closed' ? 'client closed the connection' : 'request completed');
   }
+}
+
+/** Longer names are cut: a refused request's model is whatever its client sent. */
+const MAX_MODEL_LENGTH = 200;
+
+/** The `model` and `stream` of a parsed body, when they have their types. */
+function requestedOf(body: unknown): { model?: string; stream?: boolean } {
+  if (typeof body !== 'object' || body === null) return {};
+  const { model, stream } = body as { model?: unknown; stream?: unknown };
+  return {
+    model: typeof model === 'string' ? model.slice(0, MAX_MODEL_LENGTH) : undefined,
+    stream: typeof stream === 'boolean' ? stream : undefined,
+  };
 }

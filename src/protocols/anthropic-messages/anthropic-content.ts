@@ -22,13 +22,18 @@ export type AnthropicBlock =
   | AnthropicThinkingBlock
   | AnthropicRedactedThinkingBlock;
 
-const BLOCKS_BY_ROLE: Record<'user' | 'assistant', readonly string[]> = {
+/**
+ * `system` turns are not in Anthropic's published schema, but Claude Code sends them in the middle
+ * of `messages` (a system prompt that changes mid-conversation); they hold text only.
+ */
+const BLOCKS_BY_ROLE: Record<'user' | 'assistant' | 'system', readonly string[]> = {
   user: ['text', 'image', 'tool_result'],
   assistant: ['text', 'tool_use', 'thinking', 'redacted_thinking'],
+  system: ['text'],
 };
 
 export function allowedBlockTypes(role: string): readonly string[] {
-  return BLOCKS_BY_ROLE[role as 'user' | 'assistant'] ?? [];
+  return BLOCKS_BY_ROLE[role as keyof typeof BLOCKS_BY_ROLE] ?? [];
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';

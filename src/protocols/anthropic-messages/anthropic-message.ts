@@ -1,5 +1,6 @@
 import type { GenerationResult } from '../../streaming/collect-generation.js';
 import { thinkingSignature, toAnthropicStopReason, toAnthropicUsage } from './anthropic-usage.js';
+import { toAnthropicToolUseId } from './tool-use-id.js';
 
 /** The non-streaming Messages body (types/message.py). */
 export function toAnthropicMessage(result: GenerationResult, identity: { id: string; model: string }) {
@@ -8,9 +9,11 @@ export function toAnthropicMessage(result: GenerationResult, identity: { id: str
     content.push({ type: 'thinking', thinking: result.reasoning, signature: thinkingSignature(result.reasoning) });
   }
   if (result.text.length > 0) content.push({ type: 'text', text: result.text });
-  for (const call of result.toolCalls.filter(Boolean)) {
-    content.push({ type: 'tool_use', id: call.id, name: call.name, input: parseToolInput(call.arguments) });
-  }
+  result.toolCalls.forEach((call, index) => {
+    // A call the engine gave no id gets one of its own in this message.
+    const id = toAnthropicToolUseId(call.id || `${identity.id}_${index}`);
+    content.push({ type: 'tool_use', id, name: call.name, input: parseToolInput(call.arguments) });
+  });
   return {
     id: identity.id,
     type: 'message' as const,

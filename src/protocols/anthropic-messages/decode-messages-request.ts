@@ -2,6 +2,7 @@ import type { ChatMessage, ContentPart, GenerationRequest, ToolCall, ToolChoice 
 import { checkToolChoice } from '../tool-choice.js';
 import type { AnthropicBlock, AnthropicTextBlock } from './anthropic-content.js';
 import type { AnthropicMessageDto, AnthropicPromptDto, MessagesRequestDto } from './messages-request.dto.js';
+import { fromAnthropicToolUseId } from './tool-use-id.js';
 
 /** A validated Messages request to the neutral GenerationRequest. */
 export function decodeMessagesRequest(body: MessagesRequestDto): GenerationRequest {
@@ -42,14 +43,18 @@ export function decodePrompt(body: AnthropicPromptDto): Omit<GenerationRequest, 
   };
 }
 
-/** One Anthropic turn may hold tool results and text: results become tool messages, first. */
+/**
+ * One Anthropic turn may hold tool results and text: results become tool messages, first. A
+ * `system` turn stays a system message at its place. Tool-use ids go back to the engine's own.
+ */
 function decodeMessage(message: AnthropicMessageDto): ChatMessage[] {
   const blocks: AnthropicBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  if (message.role === 'system') return [{ role: 'system', content: joinText(blocks) }];
   if (message.role === 'assistant') {
     const toolCalls: ToolCall[] = [];
     let reasoning = '';
     for (const block of blocks) {
-      if (block.type === 'tool_use') toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) });
+      if (block.type === 'tool_use') toolCalls.push({ id: fromAnthropicToolUseId(block.id), name: block.name, arguments: JSON.stringify(block.input) });
       if (block.type === 'thinking') reasoning += block.thinking;
     }
     return [
@@ -68,7 +73,7 @@ function decodeMessage(message: AnthropicMessageDto): ChatMessage[] {
     if (block.type === 'tool_result') {
       decoded.push({
         role: 'tool',
-        toolCallId: block.tool_use_id,
+        toolCallId: fromAnthropicToolUseId(block.tool_use_id),
         content: typeof block.content === 'string' ? block.content : joinText(block.content ?? []),
         isError: block.is_error,
       });

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { payloadsOf, scripts, transcriptOf } from '../../../test/support/transcript.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { encodeMessagesStream } from './encode-messages-stream.js';
+import { fromAnthropicToolUseId } from './tool-use-id.js';
 
-const encoder = () => encodeMessagesStream({ id: 'msg_1', model: 'stub' });
+const encoder = () => encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTokens: 3 });
 const golden = (name: string) => `./__golden__/${name}.sse`;
 
 describe('encodeMessagesStream (golden transcripts)', () => {
@@ -15,8 +16,14 @@ describe('encodeMessagesStream (golden transcripts)', () => {
     await expect(await transcriptOf(scripts.reasoning(), encoder())).toMatchFileSnapshot(golden('thinking'));
   });
 
-  it('one tool_use block per tool call, arguments as input_json_delta', async () => {
+  it('one tool_use block per tool call (Anthropic-shaped ids), arguments as input_json_delta', async () => {
     await expect(await transcriptOf(scripts.toolCalls(), encoder())).toMatchFileSnapshot(golden('tool-use'));
+  });
+
+  it('message_start carries the input tokens counted at admission; message_delta the engine’s figures', async () => {
+    const events = payloadsOf(await transcriptOf(scripts.text(), encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTokens: 42 })));
+    expect(events[0].message.usage).toEqual({ input_tokens: 42, output_tokens: 0 });
+    expect(events.find((event) => event.type === 'message_delta').usage).toEqual({ input_tokens: 3, output_tokens: 2 });
   });
 
   it('stop_sequence with the matched string', async () => {
@@ -49,7 +56,7 @@ describe('encodeMessagesStream with interleaved tool calls', () => {
     );
     const events = payloadsOf(text);
     const starts = events.filter((event) => event.type === 'content_block_start');
-    expect(starts.map((event) => [event.index, event.content_block.name, event.content_block.id])).toEqual([
+    expect(starts.map((event) => [event.index, event.content_block.name, fromAnthropicToolUseId(event.content_block.id)])).toEqual([
       [0, 'f', 'a'],
       [1, 'g', 'b'],
     ]);

@@ -6,10 +6,13 @@ import type { StreamEvent } from '../../streaming/stream-event.js';
 import { toAnthropicErrorBody } from '../errors/anthropic-error.js';
 import type { SseFrame } from '../sse/sse-frame.js';
 import { thinkingSignature, toAnthropicStopReason, toAnthropicUsage } from './anthropic-usage.js';
+import { toAnthropicToolUseId } from './tool-use-id.js';
 
 export interface MessagesStreamOptions {
   id: string;
   model: string;
+  /** The prompt's tokens, counted before the stream opened: `message_start` carries them, as Anthropic's does. */
+  inputTokens: number;
 }
 
 type OpenBlock =
@@ -22,7 +25,9 @@ const PING: SseFrame = Object.freeze({ event: 'ping', data: '{"type":"ping"}' })
 /**
  * Engine events (and heartbeats) to Anthropic Messages stream events.
  *
- * `message_start` leaves on subscription (admission); heartbeats are `ping`s. Deltas open content
+ * `message_start` leaves on subscription (admission) with the prompt's input tokens (clients such
+ * as LangChain read them only there); heartbeats are `ping`s. Tool-use ids are Anthropic-shaped
+ * (see tool-use-id.ts). Deltas open content
  * blocks as their kind changes (thinking, text, one block per tool call); a thinking block gets
  * a `signature_delta` before it stops. The stream ends with `message_delta` (stop reason,
  * cumulative usage) and `message_stop`, or with `event: error` and nothing after it.
@@ -75,7 +80,7 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
               toolBlocks.set(event.index, blockIndex);
               openBlock(
                 { kind: 'tool_use', index: blockIndex, toolIndex: event.index },
-                { type: 'tool_use', id: event.id ?? `toolu_${options.id}_${event.index}`, name: event.name ?? '', input: {} },
+                { type: 'tool_use', id: toAnthropicToolUseId(event.id ?? `${options.id}_${event.index}`), name: event.name ?? '', input: {} },
               );
             }
             // A piece of an earlier call (an upstream that interleaves calls) still goes to that
@@ -107,7 +112,7 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: toAnthropicUsage(usage),
+          usage: { input_tokens: options.inputTokens, output_tokens: 0 },
         },
       });
       return source.subscribe({

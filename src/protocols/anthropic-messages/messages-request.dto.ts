@@ -21,8 +21,9 @@ import { IsPlainObject } from '../validation/custom-validators.js';
 import { allowedBlockTypes, isValidBlock, type AnthropicBlock, type AnthropicTextBlock } from './anthropic-content.js';
 
 export class AnthropicMessageDto {
-  @IsIn(['user', 'assistant'])
-  role!: 'user' | 'assistant';
+  /** `system` too: a system prompt at this point of the conversation (Claude Code sends them). */
+  @IsIn(['user', 'assistant', 'system'])
+  role!: 'user' | 'assistant' | 'system';
 
   @IsMessageContent()
   content!: string | AnthropicBlock[];
@@ -87,6 +88,7 @@ export class AnthropicPromptDto {
 
   @IsArray()
   @ArrayNotEmpty()
+  @HasConversationTurn()
   @ValidateNested({ each: true })
   @Type(() => AnthropicMessageDto)
   messages!: AnthropicMessageDto[];
@@ -169,6 +171,17 @@ function IsMessageContent(): PropertyDecorator {
         const role = (args?.object as AnthropicMessageDto).role;
         return `content must be a string or a non-empty list of content blocks (${allowedBlockTypes(role).join(', ')}) for a ${role} message`;
       },
+    },
+  });
+}
+
+/** System messages alone leave nothing to answer: at least one user or assistant turn. */
+function HasConversationTurn(): PropertyDecorator {
+  return ValidateBy({
+    name: 'hasConversationTurn',
+    validator: {
+      validate: (value) => !Array.isArray(value) || value.length === 0 || value.some((message) => (message as { role?: unknown })?.role !== 'system'),
+      defaultMessage: () => 'messages must hold at least one user or assistant message, not only system messages',
     },
   });
 }

@@ -1,3 +1,4 @@
+import { ContextLengthError } from '../../engine/context-length-error.js';
 import type { FailureKind, GatewayError } from '../../errors/gateway-error.js';
 
 /** Anthropic's error body: `{"type": "error", "error": {"type", "message"}}` (types/shared/error_response.py). */
@@ -28,5 +29,15 @@ export function anthropicErrorStatus(error: GatewayError): number {
 }
 
 export function toAnthropicErrorBody(error: GatewayError): AnthropicErrorBody {
-  return { type: 'error', error: { type: STATUS_AND_TYPE[error.kind][1], message: error.message } };
+  return { type: 'error', error: { type: STATUS_AND_TYPE[error.kind][1], message: anthropicMessage(error) } };
+}
+
+/**
+ * Anthropic's own words for a prompt over the context ("prompt is too long: N tokens > M
+ * maximum"): Anthropic has no error code for it, and clients (Claude Code's compaction) match the text.
+ */
+function anthropicMessage(error: GatewayError): string {
+  if (!(error instanceof ContextLengthError)) return error.message;
+  if (error.promptTokens === undefined || error.contextLength === undefined) return "prompt is too long for this model's context window";
+  return `prompt is too long: ${error.promptTokens} tokens > ${error.contextLength} maximum`;
 }

@@ -34,7 +34,7 @@ const deltaChunk = (delta: string, suffix = '') =>
   `data: ${HEAD}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]${suffix}}\n\n`;
 const finishChunk = (reason: string, suffix = '') =>
   `data: ${HEAD}[{"index":0,"delta":{},"logprobs":null,"finish_reason":"${reason}"}]${suffix}}\n\n`;
-const heartbeatChunk = (suffix = '') => `data: ${HEAD}[{"index":0,"delta":{},"finish_reason":null}]${suffix}}\n\n`;
+const heartbeatChunk = (suffix = '') => `data: ${HEAD}[{"index":0,"delta":{},"logprobs":null,"finish_reason":null}]${suffix}}\n\n`;
 const DONE = 'data: [DONE]\n\n';
 
 describe('encodeChatStream (golden transcripts)', () => {
@@ -60,13 +60,13 @@ describe('encodeChatStream (golden transcripts)', () => {
     );
   });
 
-  it('with include_usage and continuous_usage_stats: zeros until the first ack, a final usage chunk', async () => {
+  it('with include_usage and continuous_usage_stats: none on the role chunk, zeros until the first ack, a final usage chunk', async () => {
     const events: StreamEvent[] = [{ type: 'heartbeat', n: 0 }, ack(0), { type: 'heartbeat', n: 1 }, ack(1), { type: 'text', text: 'Hi' }, done(1)];
     const zero = ',"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}';
     const prefilled = ',"usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}';
     const one = ',"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}';
     expect(await transcript(events, { includeUsage: true, continuousUsage: true })).toBe(
-      deltaChunk('{"role":"assistant","content":""}', zero) +
+      roleChunk +
         heartbeatChunk(zero) +
         heartbeatChunk(prefilled) +
         deltaChunk('{"content":"Hi"}', one) +

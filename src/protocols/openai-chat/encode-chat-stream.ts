@@ -8,6 +8,8 @@ import { flattenString } from '../sse/flatten-string.js';
 import { DONE_FRAME, type SseFrame } from '../sse/sse-frame.js';
 import { toChatFinishReason, toChatUsage } from './chat-usage.js';
 
+const ROLE_CHOICES = '[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]';
+
 export interface ChatStreamOptions {
   id: string;
   model: string;
@@ -23,8 +25,10 @@ export interface ChatStreamOptions {
 /**
  * Engine events (and heartbeats) to `chat.completion.chunk` frames.
  *
- * The role chunk leaves on subscription, i.e. at admission. Every chunk shares one id, model and
- * created; the prefix holding them is serialized once per stream. A failure after the stream
+ * The role chunk leaves on subscription, i.e. at admission, before anything is measured: it
+ * carries no usage or timings; `continuous_usage_stats` puts usage on every chunk after it,
+ * heartbeats included. Every chunk shares one id, model and created; the prefix holding them is
+ * serialized once per stream. A failure after the stream
  * opened becomes `data: {"error": ...}` followed by `[DONE]`, and the stream ends cleanly.
  */
 export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<StreamEvent, SseFrame> {
@@ -61,7 +65,7 @@ export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<S
             timings = event.timings;
             return;
           case 'heartbeat':
-            return chunk('[{"index":0,"delta":{},"finish_reason":null}]');
+            return chunk('[{"index":0,"delta":{},"logprobs":null,"finish_reason":null}]');
           case 'text':
             return delta(`{"content":${JSON.stringify(event.text)}}`);
           case 'reasoning':
@@ -73,7 +77,8 @@ export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<S
         }
       };
 
-      delta('{"role":"assistant","content":""}');
+      // The role chunk precedes anything measured: no usage, whatever the stream options.
+      subscriber.next({ data: `${prefix}${ROLE_CHOICES}}` });
       return source.subscribe({
         next: onEvent,
         error: (error: unknown) => {
