@@ -35,6 +35,19 @@ describe('decodeResponsesRequest tools', () => {
     expect(request.toolChoice).toBe('auto');
   });
 
+  it('offers the tools of additional_tools input items (as Codex sends all of its tools) with the request\'s own', () => {
+    const input = [
+      { type: 'additional_tools', role: 'developer', tools: [namespace, applyPatch, { type: 'web_search' }] },
+      { role: 'user', content: 'hi' },
+    ];
+    const request = decode({ input, tools: [{ type: 'function', name: 'exec' }], tool_choice: { type: 'function', name: 'read_file' } });
+    expect(request.tools.map((tool) => tool.name)).toEqual(['exec', 'mcp__files__read_file', 'mcp__files__list', 'apply_patch']);
+    expect(request.toolChoice).toEqual({ name: 'mcp__files__read_file' });
+    expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+    const fault = refusal({ input: [{ type: 'additional_tools', role: 'developer', tools: [{ type: 'function', name: 'bad name!' }] }] });
+    expect(fault.param).toMatch(/^input\[0\]\.tools\[0\]/);
+  });
+
   it('accepts every hosted tool type of the API reference', () => {
     const hosted = ['web_search', 'web_search_2025_08_26', 'web_search_preview', 'web_search_preview_2025_03_11', 'file_search', 'code_interpreter', 'image_generation', 'computer', 'computer_use', 'computer_use_preview', 'mcp', 'local_shell', 'shell', 'apply_patch', 'tool_search', 'programmatic_tool_calling'];
     const request = decode({ tools: hosted.map((type) => ({ type })) });

@@ -1,10 +1,10 @@
 import type { AssistantMessage, ChatMessage, ContentPart, GenerationRequest, ResponseFormat } from '../../engine/generation-request.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ReasoningCipher } from './reasoning-cipher.js';
-import type { ResponsesContentPart, ResponsesInputItem, ResponsesToolOutput } from './responses-input.js';
+import type { ResponsesContentPart, ResponsesInputItem, ResponsesMessageItem, ResponsesToolOutput } from './responses-input.js';
 import type { ResponsesRequestDto } from './responses-request.dto.js';
 import { decodeResponsesToolChoice } from './responses-tool-choice.js';
-import { customToolArguments, flatToolName, readResponsesTools } from './responses-tools.js';
+import { customToolArguments, flatToolName, readResponsesTools, type ToolList } from './responses-tools.js';
 
 /**
  * A validated Responses request to the neutral GenerationRequest. Stored state is refused;
@@ -18,7 +18,7 @@ export function decodeResponsesRequest(body: ResponsesRequestDto, cipher: Pick<R
   if (body.background === true) {
     throw new GatewayError('invalid_request', 'background responses are not supported: this gateway stores no responses', { param: 'background' });
   }
-  const toolset = readResponsesTools(body.tools);
+  const toolset = readResponsesTools(body.tools, additionalToolLists(body.input));
   const messages: ChatMessage[] = [];
   if (body.instructions) messages.push({ role: 'system', content: body.instructions });
   for (const message of decodeInput(body.input, cipher)) messages.push(message);
@@ -37,6 +37,16 @@ export function decodeResponsesRequest(body: ResponsesRequestDto, cipher: Pick<R
     },
     reasoning: body.reasoning?.effort == null ? undefined : { enabled: body.reasoning.effort !== 'none' },
   };
+}
+
+/** The tools of `additional_tools` input items, named by where they were given. */
+function additionalToolLists(input: string | ResponsesInputItem[]): ToolList[] {
+  if (typeof input === 'string') return [];
+  const lists: ToolList[] = [];
+  input.forEach((item, index) => {
+    if (item.type === 'additional_tools') lists.push({ path: `input[${index}].tools`, tools: item.tools });
+  });
+  return lists;
 }
 
 /**
@@ -65,6 +75,9 @@ function decodeInput(input: string | ResponsesInputItem[], cipher: Pick<Reasonin
         pendingReasoning += reasoningText(item as Extract<ResponsesInputItem, { type: 'reasoning' }>, index, cipher);
         break;
       }
+      case 'additional_tools':
+        // Offered with the request's own tools (see additionalToolLists): the engines take one list.
+        break;
       case 'function_call': {
         const call = item as Extract<ResponsesInputItem, { type: 'function_call' }>;
         addCall(call.call_id, flatToolName(call.namespace ?? undefined, call.name), call.arguments);
@@ -82,7 +95,7 @@ function decodeInput(input: string | ResponsesInputItem[], cipher: Pick<Reasonin
         break;
       }
       default: {
-        const message = item as Extract<ResponsesInputItem, { role: string }>;
+        const message = item as ResponsesMessageItem;
         if (message.role === 'assistant') {
           const turn = assistantTurn();
           turn.content += joinText(message.content);

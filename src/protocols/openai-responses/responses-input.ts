@@ -22,8 +22,11 @@ export type ResponsesReasoningItem = {
   content?: Array<{ type: 'reasoning_text' | 'text'; text: string }> | null;
   encrypted_content?: string | null;
 };
+/** Tools made available from this point of the conversation (Codex sends all of its tools this way). */
+export type ResponsesAdditionalToolsItem = { type: 'additional_tools'; role: string; tools: unknown[] };
 
 export type ResponsesInputItem =
+  | ResponsesAdditionalToolsItem
   | ResponsesMessageItem
   | ResponsesFunctionCallItem
   | ResponsesFunctionCallOutputItem
@@ -78,10 +81,12 @@ export function inputItemProblem(item: unknown): string | undefined {
         (item.encrypted_content == null || isString(item.encrypted_content))
         ? undefined
         : 'a reasoning item needs summary and content as lists of {type, text} parts, and encrypted_content as a string';
+    case 'additional_tools':
+      return Array.isArray(item.tools) && isOptionalString(item.role) ? undefined : 'an additional_tools item needs a list of tools';
     case 'item_reference':
       return 'item_reference needs stored items, and this gateway stores none: send the item itself';
     default:
-      return `item type '${String(item.type)}' is not supported (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning)`;
+      return `item type '${String(item.type)}' is not supported (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, additional_tools)`;
   }
 }
 

@@ -61,11 +61,17 @@ export function flatToolName(namespace: string | undefined, name: string): strin
   return `${namespace.replace(/_+$/, '')}__${name.replace(/^_+/, '')}`;
 }
 
+/** Tools and where a request gave them: `tools`, or an `additional_tools` input item's `input[3].tools`. */
+export interface ToolList {
+  path: string;
+  tools: readonly unknown[];
+}
+
 /**
  * A Responses `tools` list read and checked: function and custom tools (namespaced ones
  * flattened) for the engine, hosted tools set aside. A fault is a 400 whose `param` names it.
  */
-export function readResponsesTools(tools: readonly unknown[] | undefined): ResponsesToolset {
+export function readResponsesTools(tools: readonly unknown[] | undefined, more: readonly ToolList[] = []): ResponsesToolset {
   const definitions: ToolDefinition[] = [];
   const byFlatName = new Map<string, ClientTool>();
   const hosted: string[] = [];
@@ -77,8 +83,9 @@ export function readResponsesTools(tools: readonly unknown[] | undefined): Respo
     definitions.push(client.kind === 'custom' ? customToolDefinition(flat, tool) : functionToolDefinition(flat, tool));
   };
 
-  (tools ?? []).forEach((tool, index) => {
-    const path = `tools[${index}]`;
+  const lists: ToolList[] = [{ path: 'tools', tools: tools ?? [] }, ...more];
+  for (const list of lists) list.tools.forEach((tool, index) => {
+    const path = `${list.path}[${index}]`;
     if (!isObject(tool) || typeof tool.type !== 'string') throw invalid(path, `${path} must be a tool object with a string type`);
     if (tool.type === 'function' || tool.type === 'custom') {
       checkCallable(tool, path);
