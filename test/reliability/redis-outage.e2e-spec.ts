@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
 import { createConnection, createServer } from 'node:net';
 import { Redis } from 'ioredis';
@@ -91,8 +92,17 @@ class RedisProcess {
     }
   }
 
-  pause(): void {
+  /**
+   * Stops the process and waits until the kernel shows it stopped: a command sent before the
+   * signal lands would otherwise still run in time, whatever the machine's speed.
+   */
+  async pause(): Promise<void> {
     this.child!.kill('SIGSTOP');
+    const deadline = Date.now() + 5_000;
+    while (processState(this.child!.pid!) !== 'T') {
+      if (Date.now() > deadline) throw new Error('redis-server did not stop');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
   }
 
   resume(): void {
@@ -251,7 +261,7 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
       await cold.hit('rpm:paused', 60_000);
       expect(await eventuallyAsync(async () => changes.length === 1)).toBe(true);
 
-      redis.pause();
+      await redis.pause();
       let outcomes: Array<PromiseSettledResult<unknown>>;
       try {
         // Room for both: whichever takes nothing, it is not for want of a slot.
@@ -307,7 +317,7 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
       const before = [await openStream(replicas[0].url, PAUSED_KEY), await openStream(replicas[1].url, PAUSED_KEY)];
       expect(before.map((stream) => stream.status)).toEqual([200, 200]);
 
-      redis.pause();
+      await redis.pause();
       let statuses: number[];
       let pausedMs: number;
       try {
@@ -373,3 +383,9 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
     }, 60_000);
   });
 });
+
+/** A process's state letter from /proc (`T` when stopped by a signal). */
+function processState(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+}
