@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Service } from 'kubernetes-models/v1/Service';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { parseConfig } from '../src/config/config-loader.js';
+
+const here = (file: string) => join(import.meta.dirname, file);
+const yamlOf = (file: string) => parse(readFileSync(here(file), 'utf8')) as Record<string, any>;
+
+/** The manifests, each checked against the Kubernetes schema of its kind (throws on a violation). */
+const MANIFESTS = {
+  configMap: new ConfigMap(yamlOf('kubernetes/configmap.yaml') as never),
+  deployment: new Deployment(yamlOf('kubernetes/deployment.yaml') as never),
+  service: new Service(yamlOf('kubernetes/service.yaml') as never),
+  pdb: new PodDisruptionBudget(yamlOf('kubernetes/pdb.yaml') as never),
+  hpa: new HorizontalPodAutoscaler(yamlOf('kubernetes/hpa.yaml') as never),
+};
+
+describe('the Kubernetes manifests (deploy/kubernetes)', () => {
+  it.each(Object.entries(MANIFESTS))('%s is valid against the Kubernetes schemas', (_name, manifest) => {
+    expect(() => manifest.validate()).not.toThrow();
+  });
+
+  it('the schema check catches a broken manifest', () => {
+    const broken = yamlOf('kubernetes/deployment.yaml');
+    broken.spec.template.spec.containers[0].ports[0].containerPort = 'eight thousand';
+    expect(() => new Deployment(broken as never).validate()).toThrow();
+  });
+
+  const deployment = MANIFESTS.deployment.spec!;
+  const pod = deployment.template.spec!;
+  const container = pod.containers[0];
+  const gantryConfig = parseConfig(parse(MANIFESTS.configMap.data!['gantry.yaml']), 'deploy/kubernetes/configmap.yaml');
+
+  it("carries a gateway configuration that Gantry's own loader accepts", () => {
+    expect(gantryConfig.server.host).toBe('0.0.0.0');
+    expect(container.ports?.map((port) => port.containerPort)).toEqual([gantryConfig.server.port]);
+  });
+
+  it('probes readiness on /ready and liveness on /health', () => {
+    expect(container.readinessProbe?.httpGet?.path).toBe('/ready');
+    expect(container.livenessProbe?.httpGet?.path).toBe('/health');
+  });
+
+  it('gives the drain time to finish: grace period above the preStop pause plus shutdown.drainMs', () => {
+    const pauseSeconds = Number(container.lifecycle?.preStop?.exec?.command?.at(-1));
+    expect(pauseSeconds).toBeGreaterThan(0);
+    expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(pauseSeconds * 1000 + gantryConfig.shutdown.drainMs);
+  });
+
+  it('runs as the non-root user of the image, without privileges', () => {
+    expect(pod.securityContext?.runAsNonRoot).toBe(true);
+    expect(container.securityContext?.allowPrivilegeEscalation).toBe(false);
+  });
+
+  it('routes the Service, the budget and the autoscaler to the Deployment', () => {
+    const labels = deployment.template.metadata!.labels!;
+    const selects = (selector: Record<string, string> | undefined) => Object.entries(selector ?? {}).every(([key, value]) => labels[key] === value);
+    expect(selects(MANIFESTS.service.spec!.selector)).toBe(true);
+    expect(selects(MANIFESTS.pdb.spec!.selector!.matchLabels)).toBe(true);
+    expect(MANIFESTS.hpa.spec!.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: MANIFESTS.deployment.metadata!.name });
+    expect(MANIFESTS.pdb.spec!.minAvailable).toBeLessThan(MANIFESTS.hpa.spec!.minReplicas!);
+  });
+});
+
+describe('the container image and the local stack', () => {
+  const dockerfile = readFileSync(here('../Dockerfile'), 'utf8');
+  const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+
+  it('Dockerfile: multi-stage, production dependencies only, non-root, health check, SIGTERM', () => {
+    expect(dockerfile.match(/^FROM /gm)).toHaveLength(2);
+    expect(finalStage).toMatch(/^RUN npm ci --omit=dev/m);
+    expect(finalStage).toMatch(/^USER node$/m);
+    expect(finalStage).toMatch(/^HEALTHCHECK .*\n?.*\/health/m);
+    expect(finalStage).toMatch(/^STOPSIGNAL SIGTERM$/m);
+    expect(finalStage).toMatch(/^CMD \["node", "dist\/src\/main\.js"\]$/m);
+  });
+
+  it("the image's default configuration and the compose stack's are valid Gantry configurations", () => {
+    expect(parseConfig(parse(readFileSync(here('gantry.yaml'), 'utf8')), 'deploy/gantry.yaml').models.map((model) => model.name)).toEqual(['stub']);
+    const composed = parseConfig(parse(readFileSync(here('compose/gantry.yaml'), 'utf8').replace('{ env: GANTRY_API_KEY }', 'sk-test')), 'deploy/compose/gantry.yaml');
+    expect(composed.models.map((model) => model.engine)).toEqual(['stub', 'http']);
+  });
+
+  it('docker-compose.yml: the gateway, Redis and the mock upstream, wired by name', () => {
+    const compose = parse(readFileSync(here('../docker-compose.yml'), 'utf8')) as { services: Record<string, any> };
+    expect(Object.keys(compose.services).sort()).toEqual(['gantry', 'mock-upstream', 'redis']);
+    const config = readFileSync(here('compose/gantry.yaml'), 'utf8');
+    expect(config).toContain('redis://redis:6379');
+    expect(config).toContain(`http://mock-upstream:${compose.services['mock-upstream'].command.at(-5)}/v1`);
+    expect(compose.services.gantry.stop_signal).toBe('SIGTERM');
+  });
+});
