@@ -1,4 +1,5 @@
-import { TestScheduler } from 'rxjs/testing';
+import { concat, defer, from } from 'rxjs';
+import { TestScheduler, type RunHelpers } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { keepalive } from './keepalive.js';
 
@@ -85,5 +86,109 @@ describe('keepalive()', () => {
       expectObservable(source.pipe(beatEvery(2, ts))).toBe('2ms b 1ms b 0ms o|', values);
       expectSubscriptions(source.subscriptions).toBe('^ 5ms !');
     });
+  });
+});
+
+describe('keepalive(): subscriptions and teardown', () => {
+  /** Counts the beats made, so that a beat timer left running shows even after the output ends. */
+  function countingBeats(intervalMs: number, testScheduler: TestScheduler) {
+    const made = { count: 0 };
+    const operator = keepalive<Item, string>(
+      {
+        intervalMs,
+        isOutput: (item) => item.type === 'out',
+        beat: () => {
+          made.count += 1;
+          return 'beat';
+        },
+      },
+      testScheduler,
+    );
+    return { made, operator };
+  }
+
+  /** `run` with virtual time bounded, so that a beat timer left running fails the test instead of spinning. */
+  function runBounded(testScheduler: TestScheduler, callback: (helpers: RunHelpers) => void): void {
+    testScheduler.run((helpers) => {
+      testScheduler.maxFrames = 40;
+      callback(helpers);
+    });
+  }
+
+  it.each([
+    ['output, then an ack', '5ms o 3ms a|', '2ms b 1ms b 0ms o 3ms a|'],
+    ['no output', '5ms |', '2ms b 1ms b 0ms |'],
+    ['a failure', '3ms #', '2ms b 0ms #'],
+  ])('subscribes to a cold source once (%s)', (_, sourceMarbles, expected) => {
+    const ts = scheduler();
+    let subscriptions = 0;
+    runBounded(ts, ({ cold, expectObservable }) => {
+      const source = defer(() => {
+        subscriptions += 1;
+        return cold<Item>(sourceMarbles, values as Record<string, Item>);
+      });
+      expectObservable(source.pipe(beatEvery(2, ts))).toBe(expected, values);
+    });
+    expect(subscriptions).toBe(1);
+  });
+
+  it('makes no beat at all when the source emits its first output synchronously at subscription', () => {
+    const ts = scheduler();
+    const { made, operator } = countingBeats(2, ts);
+    let subscriptions = 0;
+    runBounded(ts, ({ cold, expectObservable }) => {
+      const source = defer(() => {
+        subscriptions += 1;
+        const now: Item[] = [{ type: 'ack' }, { type: 'out' }];
+        return concat(from(now), cold<Item>('9ms a|', values as Record<string, Item>));
+      });
+      expectObservable(source.pipe(operator)).toBe('(ao) 5ms a|', values);
+    });
+    expect(made.count).toBe(0);
+    expect(subscriptions).toBe(1);
+  });
+
+  it('numbers the beats from 0', () => {
+    const ts = scheduler();
+    runBounded(ts, ({ cold, expectObservable }) => {
+      const source = cold<Item>('7ms o|', values as Record<string, Item>);
+      const numbered = keepalive<Item, string>(
+        { intervalMs: 2, isOutput: (item) => item.type === 'out', beat: (n) => `beat ${n}` },
+        ts,
+      );
+      const expected = { ...values, x: 'beat 0', y: 'beat 1', z: 'beat 2' };
+      expectObservable(source.pipe(numbered)).toBe('2ms x 1ms y 1ms z 0ms o|', expected);
+    });
+  });
+
+  it('stops the beat timer when the source completes', () => {
+    const ts = scheduler();
+    const { made, operator } = countingBeats(3, ts);
+    runBounded(ts, ({ cold, expectObservable }) => {
+      const source = cold<Item>('7ms |', values as Record<string, Item>);
+      expectObservable(source.pipe(operator)).toBe('3ms b 2ms b 0ms |', values);
+    });
+    expect(made.count).toBe(2);
+  });
+
+  it('stops the beat timer when the source fails', () => {
+    const ts = scheduler();
+    const { made, operator } = countingBeats(3, ts);
+    runBounded(ts, ({ cold, expectObservable }) => {
+      const source = cold<Item>('7ms #', values as Record<string, Item>, new Error('boom'));
+      expectObservable(source.pipe(operator)).toBe('3ms b 2ms b 0ms #', values, new Error('boom'));
+    });
+    expect(made.count).toBe(2);
+  });
+
+  it('stops the beat timer and unsubscribes the source on unsubscribe', () => {
+    const ts = scheduler();
+    const { made, operator } = countingBeats(3, ts);
+    runBounded(ts, ({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<Item>('30ms o|', values as Record<string, Item>);
+      expectObservable(source.pipe(operator), '^ 7ms !').toBe('3ms b 2ms b', values);
+      expectSubscriptions(source.subscriptions).toBe('^ 7ms !');
+    });
+    expect(made.count).toBe(2);
   });
 });

@@ -1,4 +1,4 @@
-import { asyncScheduler, Observable, type OperatorFunction, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs';
+import { asyncScheduler, defer, interval, map, merge, Subject, takeUntil, tap, type OperatorFunction, type SchedulerLike } from 'rxjs';
 
 export interface KeepaliveOptions<T, B> {
   /** Time between beats; the first beat comes one interval after subscription. */
@@ -14,44 +14,31 @@ export interface KeepaliveOptions<T, B> {
  * first value that `isOutput` accepts, then none, even if the source pauses later. The beats end
  * when the source completes or fails, and unsubscribing tears down both.
  *
- * One subscriber and one rescheduled action per stream (as `interval` would use), rather than a
- * composition of `connect`, `interval`, `takeUntil` and `merge`: a gateway holds thousands of
- * these at once, each in a long prefill, and every operator in a chain costs memory per stream.
- * The beat timer is armed before the source is subscribed, so a source that emits its first
- * output synchronously cancels it before any beat.
+ * `merge` of the source and an `interval` of beats cut by `takeUntil`. The source is subscribed
+ * once (it is cold: a second subscription would be a second engine request), and a `tap` on that
+ * subscription raises the stop signal: lighter per stream than multicasting with `connect`. The
+ * beats are subscribed first, so a source that emits output synchronously stops them before any.
  */
 export function keepalive<T, B>(
   options: KeepaliveOptions<T, B>,
   scheduler: SchedulerLike = asyncScheduler,
 ): OperatorFunction<T, T | B> {
   return (source) =>
-    new Observable<T | B>((subscriber) => {
-      let count = 0;
-      let beats: Subscription | undefined = scheduler.schedule(function (this: SchedulerAction<unknown>) {
-        subscriber.next(options.beat(count++));
-        this.schedule(undefined, options.intervalMs);
-      }, options.intervalMs);
-      const stopBeats = () => {
-        beats?.unsubscribe();
-        beats = undefined;
-      };
-      const subscription = source.subscribe({
-        next: (value) => {
-          if (beats !== undefined && options.isOutput(value)) stopBeats();
-          subscriber.next(value);
-        },
-        error: (error: unknown) => {
-          stopBeats();
-          subscriber.error(error);
-        },
-        complete: () => {
-          stopBeats();
-          subscriber.complete();
-        },
-      });
-      return () => {
-        stopBeats();
-        subscription.unsubscribe();
-      };
+    defer(() => {
+      const stop = new Subject<void>();
+      const beats = interval(options.intervalMs, scheduler).pipe(
+        map((n) => options.beat(n)),
+        takeUntil(stop),
+      );
+      const values = source.pipe(
+        tap({
+          next: (value) => {
+            // Once the beats have stopped nothing observes `stop`, and later values go unchecked.
+            if (stop.observed && options.isOutput(value)) stop.next();
+          },
+          complete: () => stop.next(),
+        }),
+      );
+      return merge(beats, values);
     });
 }
