@@ -6,14 +6,14 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from './config/gateway-config.js';
 import { GatewayModule } from './gateway.module.js';
-import { mountGenerationRoutes } from './http/generation-routes/generation-router.js';
-import { GENERATION_CONTROLLERS } from './http/http.module.js';
+import { GenerationRoutes } from './http/routes/generation-routes.js';
+import { mountDirectRoutes } from './http/routes/mount-direct-routes.js';
 import { RequestValidationPipe } from './http/validation/request-validation.pipe.js';
 import { GantryLogger } from './observability/logging/gantry-logger.js';
 import { requestIdOf } from './observability/logging/request-id.js';
 import type { ObservabilityOptions } from './observability/observability.module.js';
 import { loadPlugins } from './observability/plugins.js';
-import { strictJsonBodyParser } from './http/strict-json-body-parser.js';
+import { strictJsonBodyParser } from './http/validation/strict-json-body-parser.js';
 import { bodyTimeout } from './http/transport/body-timeout.js';
 import { answerClientError } from './http/transport/client-error-handler.js';
 import { limitConnectionsPerAddress } from './http/transport/connections-per-address.js';
@@ -69,7 +69,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   app.useBodyParser('application/json', { bodyLimit: server.bodyLimitBytes }, jsonParser);
   app.useBodyParser(JSON_SUFFIX_MEDIA_TYPE, { bodyLimit: server.bodyLimitBytes }, jsonParser);
   app.useGlobalPipes(new RequestValidationPipe());
-  mountGenerationRoutes(app, GENERATION_CONTROLLERS);
+  mountDirectRoutes(app, [GenerationRoutes]);
   // Every answer, SSE included (the SSE writer copies these headers), names its request.
   const fastify = adapter.getInstance();
   fastify.addHook('onRequest', (request, reply, done) => {

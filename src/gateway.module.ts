@@ -1,9 +1,9 @@
 import { type DynamicModule, Module, type Type } from '@nestjs/common';
 import { AuthModule } from './auth/auth.module.js';
 import { GatewayConfig } from './config/gateway-config.js';
-import { EnginesModule } from './engines/engines.module.js';
 import { HttpModule } from './http/http.module.js';
 import { LifecycleModule } from './lifecycle/lifecycle.module.js';
+import { ModelsModule } from './models/models.module.js';
 import { ObservabilityModule, type ObservabilityOptions } from './observability/observability.module.js';
 
 /**
@@ -22,7 +22,7 @@ export class GatewayModule {
       imports: [
         LifecycleModule,
         AuthModule,
-        EnginesModule,
+        ModelsModule,
         ObservabilityModule.forRoot(config, options.observability),
         HttpModule,
         ...(options.plugins ?? []),

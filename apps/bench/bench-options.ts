@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { IdlePlan } from './idle-streams.js';
+import type { MultiTurnPlan } from './multi-turn.js';
 import type { LoadTiming } from './streaming-load.js';
 
-export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'idle', 'llama'] as const;
+export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'idle', 'multi-turn', 'llama'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** How long and how hard each scenario runs. Every loop in the benchmark is bounded by these. */
@@ -19,6 +20,7 @@ export interface BenchProfile {
   nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
   observability: { streams: number; tokens: number; engines: Array<'stub' | 'http'>; rounds: number; timing: LoadTiming };
   idle: IdlePlan;
+  multiTurn: MultiTurnPlan;
   llama: { concurrencies: number[]; maxTokens: number; timing: LoadTiming };
 }
 
@@ -31,6 +33,25 @@ export const FULL_PROFILE: BenchProfile = {
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   observability: { streams: 64, tokens: 256, engines: ['http', 'stub'], rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   idle: { streams: 5000, holdMs: 20_000, keepaliveMs: 1000, openPerSecond: 2500, openTimeoutMs: 30_000, warmStreams: 200, settleMs: 1000 },
+  multiTurn: {
+    replicas: 4,
+    conversations: 128,
+    concurrency: 128,
+    rampMs: 2000,
+    rounds: 2,
+    turns: 5,
+    thinkMs: [300, 900],
+    warmupConversations: 32,
+    systemPrompts: 6,
+    systemPromptTokens: 2000,
+    documentTokens: 600,
+    followUpTokens: 40,
+    answerTokens: 32,
+    tokenIntervalMs: 10,
+    prefillPerTokenMs: 0.05,
+    prefixCacheTokens: 262_144,
+    loadFactors: [1.25, 2],
+  },
   llama: { concurrencies: [1, 4], maxTokens: 128, timing: { warmupMs: 500, measureMs: 3000 } },
 };
 
@@ -43,6 +64,18 @@ export const QUICK_PROFILE: BenchProfile = {
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   idle: { streams: 500, holdMs: 2000, keepaliveMs: 500, openPerSecond: 2500, openTimeoutMs: 10_000, warmStreams: 20, settleMs: 300 },
+  multiTurn: {
+    ...FULL_PROFILE.multiTurn,
+    conversations: 32,
+    concurrency: 32,
+    rampMs: 1000,
+    thinkMs: [100, 300],
+    tokenIntervalMs: 5,
+    rounds: 1,
+    turns: 3,
+    warmupConversations: 16,
+    loadFactors: [1.25],
+  },
   llama: { concurrencies: [1], maxTokens: 64, timing: { warmupMs: 200, measureMs: 800 } },
 };
 

@@ -1,4 +1,5 @@
 import type { IdleResult } from './idle-streams.js';
+import type { MultiTurnResults } from './multi-turn.js';
 import type { LatencyResult, NonStreamingResult, StreamingResult } from './streaming-load.js';
 
 /** Target labels used in every scenario's rows. */
@@ -21,5 +22,6 @@ export interface BenchResults {
   nonStreaming?: NonStreamingResult[];
   observability?: { off: StreamingResult[]; on: StreamingResult[]; sink: { requests: number; bytes: number } };
   idle?: IdleResult[];
+  multiTurn?: MultiTurnResults;
   llama?: { available: true; model: string; results: StreamingResult[] } | { available: false; reason: string };
 }

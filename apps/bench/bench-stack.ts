@@ -39,13 +39,14 @@ export class BenchStack {
     return join(this.workDir, name);
   }
 
-  async startMock(): Promise<ChildServer> {
+  /** A mock upstream; `flags` set its behaviour (see its README), `name` its log file. */
+  async startMock(flags: string[] = [], name = 'mock-upstream'): Promise<ChildServer> {
     return this.track(
       await startChildServer({
-        name: 'mock-upstream',
-        args: ['dist/apps/mock-upstream/main.js', '--port', '0', '--host', '127.0.0.1'],
+        name,
+        args: ['dist/apps/mock-upstream/main.js', '--port', '0', '--host', '127.0.0.1', ...flags],
         cwd: this.root,
-        logPath: this.path('mock-upstream.log'),
+        logPath: this.path(`${name}.log`),
         listening: /listening on (http:\/\/\S+)/,
         startTimeoutMs: 15_000,
       }),

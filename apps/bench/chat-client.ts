@@ -17,8 +17,8 @@ export interface ChatCall {
 export interface StreamHandlers {
   /** The response headers arrived with status 200. */
   onOpen?(at: number): void;
-  /** A data frame arrived; `at` is performance.now() when its bytes were read. */
-  onFrame?(kind: ChatFrameKind, at: number): void;
+  /** A data frame arrived; `at` is performance.now() when its bytes were read; `data` is its text. */
+  onFrame?(kind: ChatFrameKind, at: number, data: string): void;
   /** An SSE comment arrived (`keepalive.mode: comments`). */
   onComment?(at: number): void;
 }
@@ -53,7 +53,7 @@ export function streamChat(call: ChatCall, handlers: StreamHandlers = {}): Reque
         if (kind === 'done') sawDone = true;
         else if (kind === 'error') inBandError = true;
         else if (kind === 'other') completionTokens = completionTokensOf(data) ?? completionTokens;
-        handlers.onFrame?.(kind, at);
+        handlers.onFrame?.(kind, at, data);
       },
       () => handlers.onComment?.(at),
     );

@@ -146,6 +146,33 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     );
   }
 
+  if (results.multiTurn) {
+    const { plan } = results.multiTurn;
+    const percent = (rate: number | undefined): Cell => (rate === undefined ? undefined : `${(rate * 100).toFixed(0)}%`);
+    const rows = results.multiTurn.results.map((row) => [
+      row.routing,
+      ms(row.followUpTtft.mean),
+      ms(row.followUpTtft.p50),
+      ms(row.followUpTtft.p90),
+      ms(row.firstTurnTtft.p50),
+      percent(row.cacheHitRate.followUps),
+      percent(row.cacheHitRate.firstTurns),
+      row.replicaRequests.join(' / '),
+      row.maxShareOverMean === undefined ? undefined : `${row.maxShareOverMean.toFixed(2)}x`,
+      row.affinityOverrides,
+      failuresOf(row.failures),
+    ]);
+    section(
+      `Multi-turn conversations (${plan.conversations * plan.rounds} conversations of ${plan.turns} turns per routing over ${plan.replicas} mock engines ` +
+        `with a prefix cache; ${plan.systemPrompts} system prompts of ${plan.systemPromptTokens} tokens, a ${plan.documentTokens}-token document ` +
+        `as the first turn, ${plan.followUpTokens}-token follow-ups; prefill ${plan.prefillPerTokenMs} ms per uncached token; TTFT in ms)`,
+      renderTable(
+        ['routing', 'follow-up TTFT mean', 'p50', 'p90', 'first turn p50', 'cached, follow-ups', 'cached, first turns', 'requests per replica', 'max/mean', 'overrides', 'errors'],
+        rows,
+      ),
+    );
+  }
+
   if (results.llama) {
     if (!results.llama.available) {
       sections.push(`\nllama engine: not available (${results.llama.reason})`);

@@ -8,6 +8,7 @@ import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
 import type { ChildServer } from './child-server.js';
 import { benchModels, gatewayConfig, MOCK_BEHAVIOUR_HEADER, PACED_TOKEN_INTERVAL_MS } from './gateway-configs.js';
 import { measureIdleStreams } from './idle-streams.js';
+import { runMultiTurn } from './multi-turn.js';
 import { startOtlpSink } from './otlp-sink.js';
 import { interleave } from './interleave.js';
 import { Samples } from './samples.js';
@@ -154,6 +155,8 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
         if (upstream) await stack.stop(upstream);
       }
     }
+
+    if (wants('multi-turn')) results.multiTurn = await runMultiTurn(stack, profile.multiTurn, progress);
 
     if (wants('llama')) results.llama = await runLlama(stack, options, progress);
   } finally {

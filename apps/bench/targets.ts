@@ -57,6 +57,23 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
     atLeast(`non-streaming requests/s, HTTP engine vs direct, ${httpJson.concurrency} concurrent`, 0.6, httpJson.requestsPerSecond / directJson.requestsPerSecond);
   }
 
+  const multiTurn = results.multiTurn?.results ?? [];
+  const balanced = multiTurn.find((row) => row.routing === 'least-outstanding');
+  const affinity = multiTurn.find((row) => row.routing === 'prefix-affinity');
+  if (balanced && affinity) {
+    const ratioOf = (value?: number, baseline?: number) => (value === undefined || baseline === undefined || baseline === 0 ? undefined : value / baseline);
+    const atMost = (name: string, goal: number, value: number | undefined) =>
+      value !== undefined && checks.push({ name, goal: `<= ${goal}x`, measured: `${value.toFixed(2)}x`, value, met: value <= goal });
+    atMost('follow-up TTFT mean, prefix-affinity vs least-outstanding', 0.5, ratioOf(affinity.followUpTtft.mean, balanced.followUpTtft.mean));
+    atMost('follow-up TTFT p50, prefix-affinity vs least-outstanding', 0.5, ratioOf(affinity.followUpTtft.p50, balanced.followUpTtft.p50));
+    atMost('largest replica share over the mean, prefix-affinity', 1.5, affinity.maxShareOverMean);
+    for (const other of multiTurn.filter((row) => row.routing.startsWith('prefix-affinity c='))) {
+      const ratio = ratioOf(other.followUpTtft.mean, balanced.followUpTtft.mean);
+      if (ratio === undefined) continue;
+      checks.push({ name: `follow-up TTFT mean, ${other.routing} vs least-outstanding`, goal: 'report', measured: `${ratio.toFixed(2)}x`, value: ratio });
+    }
+  }
+
   if (results.observability) {
     for (const on of results.observability.on) {
       const off = results.observability.off.find((row) => row.target === on.target);

@@ -2,7 +2,7 @@ import type { ClientEvent, ClientTimings } from './client-event.js';
 import type { ApiRequest, GatewayApi, SseDecoder, TurnInput } from './gateway-api.js';
 import { errorMessageOf, nonEmpty, parseWireJson } from './wire-json.js';
 
-/** The parts of a `chat.completion.chunk` the client reads (protocols.md §1.3, §1.5, §2). */
+/** The parts of a `chat.completion.chunk` the client reads, with vLLM's usage and llama.cpp's `timings`. */
 interface ChatChunk {
   choices: Array<{
     index?: number;
@@ -24,8 +24,8 @@ interface ChatChunk {
  * OpenAI Chat Completions (`POST /v1/chat/completions`), asking for vLLM's continuous usage and
  * llama.cpp's per-token timings so that the client can show live counts and speed.
  *
- * Heartbeat: a chunk whose only choice has an empty delta and no finish reason (design.md,
- * stream semantics 2). The role chunk opens the stream; `data: [DONE]` ends it.
+ * Heartbeat: a chunk whose only choice has an empty delta and no finish reason (the stream
+ * semantics in docs/architecture.md). The role chunk opens the stream; `data: [DONE]` ends it.
  */
 export const chatCompletionsApi: GatewayApi = {
   name: 'chat',

@@ -5,7 +5,7 @@ import { errorMessageOf, nonEmpty, parseWireJson } from './wire-json.js';
 /** Anthropic requires `max_tokens`; this is the client's default when `--max-tokens` is not given. */
 export const DEFAULT_MESSAGES_MAX_TOKENS = 1024;
 
-/** The fields of an Anthropic stream event the client reads (protocols.md §4.3). */
+/** The fields of an Anthropic stream event the client reads. */
 interface MessagesEvent {
   type: string;
   message?: { usage?: { input_tokens?: number } };

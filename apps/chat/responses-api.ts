@@ -2,7 +2,7 @@ import type { ClientEvent } from './client-event.js';
 import type { ApiRequest, GatewayApi, SseDecoder, TurnInput } from './gateway-api.js';
 import { errorMessageOf, nonEmpty, parseWireJson } from './wire-json.js';
 
-/** The fields of a Responses stream event the client reads (protocols.md §3.3). */
+/** The fields of a Responses stream event the client reads. */
 interface ResponsesEvent {
   type: string;
   response?: {
@@ -26,8 +26,8 @@ type ReasoningFamily = 'text' | 'summary';
  * OpenAI Responses (`POST /v1/responses`). There is no `[DONE]`: `response.completed`,
  * `response.incomplete` or `response.failed` ends the stream.
  *
- * Heartbeat: every `response.in_progress` after the opening one, before output begins (design.md,
- * stream semantics 2), and OpenAI's undocumented `keepalive` event. llama.cpp sends each reasoning
+ * Heartbeat: every `response.in_progress` after the opening one, before output begins (the stream
+ * semantics in docs/architecture.md), and OpenAI's undocumented `keepalive` event. llama.cpp sends each reasoning
  * delta twice (summary and raw text families), so each reasoning item keeps to the family it
  * started with.
  */

@@ -8,6 +8,8 @@ const USAGE = `Usage: node dist/apps/mock-upstream/main.js [options]
   --host H                 listening address (default 127.0.0.1)
   --model NAME             the served model; other names get 404 (default: any name is served)
   --prefill-ms N           silence before the first chunk
+  --prefill-per-token-ms X prefill time per prompt token not in the prefix cache (decimals allowed)
+  --prefix-cache-tokens N  keep a prefix cache of N tokens per model (0: none)
   --token-interval-ms N    delay between chunks
   --tokens N               answer N times --word instead of echoing the last user message
   --word W                 the word of --tokens (default "token")
@@ -29,6 +31,8 @@ const { values } = parseArgs({
     host: { type: 'string', default: '127.0.0.1' },
     model: { type: 'string' },
     'prefill-ms': { type: 'string' },
+    'prefill-per-token-ms': { type: 'string' },
+    'prefix-cache-tokens': { type: 'string' },
     'token-interval-ms': { type: 'string' },
     tokens: { type: 'string' },
     word: { type: 'string' },
@@ -59,6 +63,15 @@ const count = (flag: string, text: string | undefined): number | undefined => {
   }
   return value;
 };
+const decimal = (flag: string, text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || text.trim() === '') {
+    process.stderr.write(`--${flag} must be a non-negative number (got ${JSON.stringify(text)})\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  return value;
+};
 if (values.failure !== undefined && !MOCK_FAILURES.includes(values.failure as MockFailure)) {
   process.stderr.write(`--failure must be one of ${MOCK_FAILURES.join(', ')}\n`);
   process.exit(2);
@@ -75,6 +88,8 @@ if (values['reasoning-field'] !== undefined && !['reasoning', 'reasoning_content
 const behaviour: Partial<MockBehaviour> = Object.fromEntries(
   Object.entries({
     prefillMs: count('prefill-ms', values['prefill-ms']),
+    prefillPerTokenMs: decimal('prefill-per-token-ms', values['prefill-per-token-ms']),
+    prefixCacheTokens: count('prefix-cache-tokens', values['prefix-cache-tokens']),
     tokenIntervalMs: count('token-interval-ms', values['token-interval-ms']),
     tokens: count('tokens', values.tokens),
     word: values.word,

@@ -14,6 +14,8 @@ export interface MockAnswer {
   /** The stop string that cut the answer (vLLM's `stop_reason`). */
   stopReason: string | null;
   promptTokens: number;
+  /** Prompt tokens found in the prefix cache; absent when the mock keeps none. */
+  cachedTokens?: number;
   reasoningTokens: number;
 }
 

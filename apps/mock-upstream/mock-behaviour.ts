@@ -10,6 +10,18 @@ export type MockFailure = (typeof MOCK_FAILURES)[number];
 export interface MockBehaviour {
   /** Silence after the response headers, before the first chunk (queueing and prefill). */
   prefillMs: number;
+  /**
+   * Prefill time per prompt token not found in the prefix cache, added to `prefillMs`; the server
+   * computes one prefill at a time, so concurrent ones queue. With this or `prefixCacheTokens` set,
+   * the prompt is counted as the mock renders it (see mock-prefix-cache.ts).
+   */
+  prefillPerTokenMs: number;
+  /**
+   * The server's prefix cache, in tokens per model (least recently used blocks evicted past it); 0:
+   * none. Cached tokens are reported in `usage.prompt_tokens_details.cached_tokens`, and only the
+   * rest of the prompt costs `prefillPerTokenMs`.
+   */
+  prefixCacheTokens: number;
   /** Delay between two chunks after the first. */
   tokenIntervalMs: number;
   /** Answer `tokens` times `word` instead of echoing the last user message word by word. */
@@ -35,6 +47,8 @@ export interface MockBehaviour {
 
 export const DEFAULT_BEHAVIOUR: MockBehaviour = {
   prefillMs: 0,
+  prefillPerTokenMs: 0,
+  prefixCacheTokens: 0,
   tokenIntervalMs: 0,
   word: 'token',
   reasoningField: 'reasoning',

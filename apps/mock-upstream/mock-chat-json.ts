@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MockReplyContext } from './mock-answer.js';
+import { cachedUsage } from './mock-chat-stream.js';
 
 /** A non-streaming `chat.completion`, after the time the stream would have taken; failures injected. */
 export async function answerJson(context: MockReplyContext): Promise<void> {
@@ -50,11 +51,16 @@ export async function answerJson(context: MockReplyContext): Promise<void> {
         stop_reason: answer.stopReason,
       },
     ],
-    usage: { prompt_tokens: answer.promptTokens, total_tokens: answer.promptTokens + completionTokens, completion_tokens: completionTokens },
+    usage: {
+      prompt_tokens: answer.promptTokens,
+      total_tokens: answer.promptTokens + completionTokens,
+      completion_tokens: completionTokens,
+      ...cachedUsage(answer),
+    },
   });
 }
 
-/** vLLM's error body: `code` is the HTTP status as an integer (protocols.md §1.7). */
+/** vLLM's error body: OpenAI's `{error: {message, type, param, code}}`, with `code` the HTTP status as an integer. */
 export function mockError(status: number, message = 'The mock upstream was told to fail.') {
   const type = status === 404 ? 'NotFoundError' : status < 500 ? 'BadRequestError' : 'InternalServerError';
   return { error: { message, type, param: null, code: status } };

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MockReplyContext, MockStep } from './mock-answer.js';
+import type { MockAnswer, MockReplyContext, MockStep } from './mock-answer.js';
 import type { MockBehaviour } from './mock-behaviour.js';
 
 export interface MockStreamContext extends MockReplyContext {
@@ -10,7 +10,7 @@ export interface MockStreamContext extends MockReplyContext {
 }
 
 /**
- * Writes an answer in vLLM's streaming wire format (protocols.md §1.4): silence during prefill,
+ * Writes an answer in vLLM's streaming wire format: silence during prefill,
  * the role chunk (`content: ""`), one chunk per step, a finish chunk (`content: ""`, the finish
  * reason and `stop_reason`), the `choices: []` usage chunk when asked for, `data: [DONE]`.
  * Failures are injected where the behaviour says. Resolves when done or when the client left.
@@ -57,8 +57,14 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
   await chunk(
     `{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"${answer.finishReason}","stop_reason":${JSON.stringify(answer.stopReason)}}`,
   );
-  if (context.includeUsage) await write(`data: ${prefix}[],"usage":${JSON.stringify(usage())}}\n\n`);
+  // As vLLM: the cached prompt tokens ride only the final usage, not the continuous one.
+  if (context.includeUsage) await write(`data: ${prefix}[],"usage":${JSON.stringify({ ...usage(), ...cachedUsage(answer) })}}\n\n`);
   response.end('data: [DONE]\n\n');
+}
+
+/** vLLM's `prompt_tokens_details`, when the mock keeps a prefix cache. */
+export function cachedUsage(answer: MockAnswer): { prompt_tokens_details?: { cached_tokens: number } } {
+  return answer.cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: answer.cachedTokens } };
 }
 
 function deltaOf(step: MockStep, behaviour: MockBehaviour): Record<string, unknown> {

@@ -4,6 +4,7 @@ import { planAnswer, textOf } from './mock-answer.js';
 import { BEHAVIOUR_HEADER, behaviourFor, DEFAULT_BEHAVIOUR, type MockBehaviour } from './mock-behaviour.js';
 import { answerJson, mockError, sendJson } from './mock-chat-json.js';
 import { streamAnswer } from './mock-chat-stream.js';
+import { MockPrefixCache, planPrefill, PrefillLane } from './mock-prefix-cache.js';
 import { answerTokenize } from './mock-tokenize.js';
 
 export interface MockUpstreamOptions {
@@ -50,6 +51,8 @@ export interface MockUpstream {
   url: string;
   port: number;
   state: MockState;
+  /** The server's prefix cache (used by requests whose behaviour sets `prefixCacheTokens`). */
+  prefixCache: MockPrefixCache;
   behaviour(): MockBehaviour;
   /** Merges keys into the server's behaviour, for every later request. */
   setBehaviour(changes: Partial<MockBehaviour>): void;
@@ -72,6 +75,8 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
   const initial: MockBehaviour = { ...DEFAULT_BEHAVIOUR, ...options.behaviour };
   let behaviour = initial;
   let sequence = 0;
+  const prefixCache = new MockPrefixCache();
+  const prefillLane = new PrefillLane();
   const state: MockState = {
     received: [],
     openRequests: 0,
@@ -119,15 +124,26 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
       else state.abortedRequests += 1;
       abort.abort();
     });
+    let answer = planAnswer(body, requestBehaviour, `chatcmpl-tool-mock${sequence}`);
+    let replyBehaviour = requestBehaviour;
+    const prefill = planPrefill(body, requestBehaviour, prefixCache, prefillLane);
+    if (prefill) {
+      answer = { ...answer, promptTokens: prefill.promptTokens, cachedTokens: prefill.cachedTokens };
+      replyBehaviour = { ...requestBehaviour, prefillMs: prefill.prefillMs };
+    }
     const common = {
       response,
-      answer: planAnswer(body, requestBehaviour, `chatcmpl-tool-mock${sequence}`),
-      behaviour: requestBehaviour,
+      answer,
+      behaviour: replyBehaviour,
       id: `chatcmpl-mock${sequence}`,
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === 'string' ? body.model : modelName,
       signal: abort.signal,
-      onDecoding,
+      // Only a prefill that ran to its end leaves its blocks in the cache (a hang-up during it does not).
+      onDecoding: () => {
+        prefill?.prefilled();
+        onDecoding();
+      },
       failureMessage,
     };
     if (body.stream !== true) return answerJson(common);
@@ -156,7 +172,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
       state.healthChecks += 1;
       response.writeHead(behaviour.unhealthy ? 503 : 200).end();
     } else if (route === 'GET /metrics') {
-      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metricsText(modelName, state));
+      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metricsText(modelName, state, prefixCache));
     } else {
       sendJson(response, 404, mockError(404, `No route ${route}`));
     }
@@ -182,6 +198,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     url: `http://${host}:${port}/v1`,
     port,
     state,
+    prefixCache,
     behaviour: () => behaviour,
     setBehaviour: (changes) => (behaviour = { ...behaviour, ...changes }),
     resetBehaviour: () => (behaviour = initial),
@@ -209,12 +226,14 @@ function failureMessageOf(behaviour: MockBehaviour, headers: IncomingHttpHeaders
   }
 }
 
-function metricsText(model: string, state: MockState): string {
-  const gauge = (name: string, help: string, value: number) =>
-    `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name}{model_name="${model}"} ${value.toFixed(1)}\n`;
+function metricsText(model: string, state: MockState, prefixCache: MockPrefixCache): string {
+  const sample = (type: 'gauge' | 'counter', name: string, help: string, value: number) =>
+    `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}{model_name="${model}"} ${value.toFixed(1)}\n`;
   return (
-    gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', state.openRequests - state.waitingRequests) +
-    gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', state.waitingRequests)
+    sample('gauge', 'vllm:num_requests_running', 'Number of requests in model execution batches.', state.openRequests - state.waitingRequests) +
+    sample('gauge', 'vllm:num_requests_waiting', 'Number of requests waiting to be processed.', state.waitingRequests) +
+    sample('counter', 'vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.', prefixCache.queries) +
+    sample('counter', 'vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.', prefixCache.hits)
   );
 }
 

@@ -34,7 +34,9 @@ export class AdmissionQueue {
 
   /**
    * One record per request that reached `run`, when its wait ends: admitted (its queue time),
-   * abandoned (the client hung up while queued) or timed out. Metrics turn it into a histogram.
+   * abandoned (the client hung up while queued) or timed out. Nothing in the gateway subscribes:
+   * metrics take queue time from each request's telemetry, which ends at admission. It is kept for
+   * tests and diagnostics that need every wait, the abandoned and timed-out ones included.
    */
   readonly waits$: Observable<QueueWait> = this.waitsSubject.asObservable();
 

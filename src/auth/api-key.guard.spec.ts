@@ -2,7 +2,7 @@ import { type ExecutionContext, Logger } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../config/config-loader.js';
-import type { ModelRegistry } from '../engines/model-registry.js';
+import type { ModelRegistry } from '../models/model-registry.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { ApiKeyGuard, presentedKey } from './api-key.guard.js';
 import { ApiKeyRing } from './api-key-ring.js';

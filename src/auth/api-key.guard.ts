@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { isMetricsPath, isProbePath, pathOf } from '../http/probe-paths.js';
+import { isMetricsPath, isProbePath, pathOf } from '../routing/probe-paths.js';
 import { ApiKeyRing } from './api-key-ring.js';
 import { KeyLimiter } from './key-limiter.js';
 

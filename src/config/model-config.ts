@@ -9,4 +9,3 @@ export { StubModelConfig, STUB_FAILURE_KINDS } from './models/stub-model-config.
 
 /** A model entry of the configuration: `name`, `engine` and that engine's own keys. */
 export type ModelConfig = StubModelConfig | HttpModelConfig | LlamaModelConfig;
-export type EngineKind = ModelConfig['engine'];

@@ -3,13 +3,6 @@ import type { EngineEvent } from './engine-event.js';
 import type { GenerationRequest } from './generation-request.js';
 import { estimatePromptTokens } from './token-estimate.js';
 
-/** One upstream replica as the engine sees it (for `/ready` and the replica health gauge). */
-export interface ReplicaState {
-  url: string;
-  healthy: boolean;
-  outstanding: number;
-}
-
 /**
  * The engine port. One instance serves one configured model.
  *
@@ -32,16 +25,6 @@ export abstract class InferenceEngine {
   /** Whether the engine can take requests now (a native model loaded, a healthy replica). */
   isReady(): boolean {
     return true;
-  }
-
-  /** The upstream replicas behind this engine and their health; none for in-process engines. */
-  replicas(): ReplicaState[] {
-    return [];
-  }
-
-  /** What `/ready` shows about this engine beside `ready` (the HTTP engine: its replicas). */
-  readinessDetails(): Record<string, unknown> {
-    return {};
   }
 
   /**

@@ -1,26 +1,36 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Observable } from 'rxjs';
+import { Observable } from 'rxjs';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
-import { ModelRegistry } from '../engines/model-registry.js';
-import { GenerationTelemetry, type ApiName } from '../observability/generation-telemetry.js';
+import { ModelRegistry } from '../models/model-registry.js';
+import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
 import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from './request-limits.js';
 
 /**
- * A generation accepted for a model: nothing runs until `events$` is subscribed. Whoever consumes
- * `events$` folds each event into `telemetry` (`observe`) before passing it on (StreamResponder
- * does): a `tap` here would cost every event of every stream one more hop.
+ * A generation accepted for a model: nothing runs until `events$` is subscribed. Each event is
+ * already folded into `telemetry` when it comes out of `events$`, so every consumer (the
+ * responder, the interceptors) reads counters that include it.
  */
 export interface AcceptedGeneration {
   events$: Observable<EngineEvent>;
   telemetry: GenerationTelemetry;
 }
 
+export interface AcceptOptions {
+  /** The request's telemetry, made by its route on arrival (attachTelemetry). */
+  telemetry: GenerationTelemetry;
+  stream: boolean;
+  /** The client protocol's names for the limited fields, used in refusals. */
+  names?: RequestFieldNames;
+}
+
 /**
  * The protocol-neutral half of every API: finds the model, refuses what cannot be admitted
  * (limits, a full queue: all before the stream opens, so they get real HTTP statuses), and wires
  * admission to the engine. Unsubscribing `events$` leaves the queue or cancels the engine work.
+ * It is the one writer of a generation's telemetry past arrival, but for heartbeats (the responder
+ * makes those): the model and engine, acceptance, admission and every engine event.
  */
 @Injectable()
 export class GenerationService {
@@ -29,27 +39,16 @@ export class GenerationService {
     @Inject(GatewayConfig) private readonly config: GatewayConfig,
   ) {}
 
-  /**
-   * @param httpRequest the request being served: its telemetry (shared with the interceptors)
-   *   records the admission, and carries the trace context to the engine.
-   * @param names the client protocol's names for the limited fields, used in refusals.
-   */
-  accept(
-    request: GenerationRequest,
-    api: ApiName,
-    stream: boolean,
-    httpRequest: object,
-    names: RequestFieldNames = DEFAULT_FIELD_NAMES,
-  ): AcceptedGeneration {
+  accept(request: GenerationRequest, { telemetry, stream, names = DEFAULT_FIELD_NAMES }: AcceptOptions): AcceptedGeneration {
     const model = this.registry.resolve(request.model);
-    const telemetry = GenerationTelemetry.of(httpRequest);
     telemetry.identify({ model: request.model, engine: model.config.engine });
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
     model.admission.checkCapacity(request.model);
-    telemetry.markAccepted({ api, model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
+    telemetry.markAccepted({ model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
+    // The trace context the tracing interceptor wrote goes on to the engine (HTTP upstreams continue the trace).
     const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders };
-    const events$ = model.admission.run(model.engine.generate(traced), () => telemetry.markAdmitted());
-    return { events$, telemetry };
+    const admitted$ = model.admission.run(model.engine.generate(traced), () => telemetry.markAdmitted());
+    return { events$: observedBy(telemetry, admitted$), telemetry };
   }
 
   /** The prompt's token count on the model's engine (404 for an unknown model). */
@@ -58,4 +57,18 @@ export class GenerationService {
     applyRequestLimits(request, model.config, this.config.limits, names);
     return model.engine.countPromptTokens(request);
   }
+}
+
+/** `events$`, each event folded into `telemetry` before it goes on: the one place events are observed. */
+function observedBy(telemetry: GenerationTelemetry, events$: Observable<EngineEvent>): Observable<EngineEvent> {
+  return new Observable<EngineEvent>((subscriber) =>
+    events$.subscribe({
+      next: (event) => {
+        telemetry.observe(event);
+        subscriber.next(event);
+      },
+      error: (error: unknown) => subscriber.error(error),
+      complete: () => subscriber.complete(),
+    }),
+  );
 }

@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
-import { isMetricsPath, isProbePath, pathOf } from '../http/probe-paths.js';
+import { isMetricsPath, isProbePath, pathOf } from '../routing/probe-paths.js';
 import { LifecycleService } from './lifecycle.service.js';
 
 /**

@@ -1,9 +1,9 @@
-import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
+import type { Reflector } from '@nestjs/core';
 import { Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
-import { GENERATION_API } from './generation-api.decorator.js';
-import { GenerationTelemetry, type ApiName } from './generation-telemetry.js';
+import type { GenerationTelemetry } from './generation-telemetry.js';
+import { telemetryOf } from './request-telemetry.js';
 
 /**
  * How a generation request ended:
@@ -28,9 +28,10 @@ export interface ObservedRequest {
 /**
  * The plug-in point for observability: a Nest interceptor that sees every engine event of every
  * generation request (Chat Completions, Responses, Messages), plus the lifecycle moments that
- * are not events (accepted, admitted, heartbeat). Subclasses override the hooks they need and
- * register as `APP_INTERCEPTOR` providers; they never touch engines or encoders.
- * Hooks must not throw: they run inside the response stream.
+ * are not events (accepted, admitted, heartbeat). A generation request is one whose route
+ * attached its telemetry (request-telemetry.ts); every other request passes through untouched.
+ * Subclasses override the hooks they need and register as `APP_INTERCEPTOR` providers; they never
+ * touch engines or encoders. Hooks must not throw: they run inside the response stream.
  *
  * One interceptor may also run the hooks of several (`ObservabilityInterceptor` hosts the built-in
  * metrics, tracing and request log): each Nest interceptor costs every request an operator layer
@@ -43,10 +44,8 @@ export abstract class GenerationInterceptor implements NestInterceptor {
   /** Whose hooks run, outermost first: this interceptor's own unless it hosts others. */
   private readonly hosted: readonly GenerationInterceptor[];
 
-  constructor(
-    @Inject(Reflector) private readonly reflector: Reflector,
-    hosted?: readonly GenerationInterceptor[],
-  ) {
+  /** `_reflector` is not read: it stays first so that plugins written as `super(reflector)` still construct. */
+  constructor(_reflector?: Reflector, hosted?: readonly GenerationInterceptor[]) {
     this.hosted = hosted ?? [this];
   }
 
@@ -58,12 +57,10 @@ export abstract class GenerationInterceptor implements NestInterceptor {
   protected onEnd(_telemetry: GenerationTelemetry, _outcome: GenerationOutcome): void {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const api = this.reflector.get<ApiName | undefined>(GENERATION_API, context.getHandler());
-    if (api === undefined) return next.handle();
-    const hosted = this.hosted;
     const request = context.switchToHttp().getRequest<ObservedRequest>();
-    const telemetry = GenerationTelemetry.of(request);
-    telemetry.api = api;
+    const telemetry = telemetryOf(request);
+    if (telemetry === undefined) return next.handle();
+    const hosted = this.hosted;
     for (const hooks of hosted) hooks.onStart(telemetry, request);
     const stopListening = telemetry.onSignal((signal) => {
       for (const hooks of hosted) {

@@ -1,4 +1,5 @@
-import { renderError } from '../http/error-rendering.js';
+import { errorStatus } from '../protocols/errors/render-error.js';
+import { dialectOfApi } from '../protocols/generation-protocols.js';
 import type { GenerationOutcome } from './generation-interceptor.js';
 import type { GenerationTelemetry } from './generation-telemetry.js';
 
@@ -18,6 +19,6 @@ export function httpStatusOf(telemetry: GenerationTelemetry, outcome: Generation
     case 'failed':
     case 'rejected':
       if (outcome.kind === 'failed' && telemetry.stream) return 200;
-      return renderError(outcome.error, telemetry.api === 'messages' ? 'anthropic' : 'openai').status;
+      return errorStatus(outcome.error, dialectOfApi(telemetry.api));
   }
 }

@@ -1,24 +1,23 @@
-import { Subject, type Observable } from 'rxjs';
 import type { EngineEvent, FinishReason, TokenUsage } from '../engine/engine-event.js';
 import { isOutput, ZERO_USAGE } from '../engine/engine-event.js';
+import type { ApiName } from '../protocols/protocol-descriptor.js';
 
-export type ApiName = 'chat' | 'responses' | 'messages';
+export type { ApiName };
 
 /** Moments in a generation's life that are not engine events. */
 export type LifecycleSignal = 'accepted' | 'admitted' | 'heartbeat';
 
-const byRequest = new WeakMap<object, GenerationTelemetry>();
-
 /**
  * What is known about one generation request as it runs: identity (API, model, engine), the
  * moments that matter (arrival, admission, first and latest output) and the running counters.
- * One instance per HTTP request, shared by every interceptor, so metrics, traces and logs agree.
+ * One instance per HTTP request: its route makes it on arrival and attaches it to the request
+ * (request-telemetry.ts) for the interceptors, and hands it to GenerationService.accept, which
+ * records acceptance, admission and every engine event. Metrics, traces and logs read the same one.
  * Times are `performance.now()` milliseconds.
  */
 export class GenerationTelemetry {
   readonly arrivedAt = performance.now();
   readonly arrivedAtEpochMs = Date.now();
-  api?: ApiName;
   /** Set once the request passed admission's checks and its stream may open. */
   accepted = false;
   model?: string;
@@ -36,37 +35,20 @@ export class GenerationTelemetry {
   finishReason?: FinishReason;
   /** W3C trace context to forward to upstream engines (`traceparent`, `tracestate`). */
   traceHeaders: Record<string, string> = {};
+  /** Plain callbacks, not a Subject: a gateway holds thousands of requests at once. */
   private listeners?: Array<(signal: LifecycleSignal) => void>;
-  private signalSubject?: Subject<LifecycleSignal>;
 
-  /**
-   * The lifecycle signals as an Observable (created on first use). Interceptors use `onSignal`,
-   * a plain callback list: a gateway holds thousands of requests at once, and a Subject with a
-   * subscription per interceptor costs memory for each.
-   */
-  get signals$(): Observable<LifecycleSignal> {
-    return (this.signalSubject ??= new Subject<LifecycleSignal>());
-  }
+  constructor(readonly api: ApiName) {}
 
   /** Calls `listener` with every later lifecycle signal; returns the function that stops it. */
   onSignal(listener: (signal: LifecycleSignal) => void): () => void {
-    // A literal on first use: `[].push()` reserves room for 17 (152 bytes for a stream's life).
+    // A one-element literal: an array grown by `push` from empty reserves room it never uses.
     if (this.listeners) this.listeners.push(listener);
     else this.listeners = [listener];
     return () => {
       const index = this.listeners?.indexOf(listener) ?? -1;
       if (index !== -1) this.listeners!.splice(index, 1);
     };
-  }
-
-  /** The telemetry of an HTTP request, created on first use. */
-  static of(request: object): GenerationTelemetry {
-    let telemetry = byRequest.get(request);
-    if (!telemetry) {
-      telemetry = new GenerationTelemetry();
-      byRequest.set(request, telemetry);
-    }
-    return telemetry;
   }
 
   /** Milliseconds spent waiting for an admission slot (undefined until admitted). */
@@ -88,7 +70,7 @@ export class GenerationTelemetry {
     this.engine = details.engine;
   }
 
-  markAccepted(details: { api: ApiName; model: string; engine: string; maxTokens?: number; stream: boolean }): void {
+  markAccepted(details: { model: string; engine: string; maxTokens?: number; stream: boolean }): void {
     Object.assign(this, details);
     this.accepted = true;
     this.signal('accepted');
@@ -106,10 +88,9 @@ export class GenerationTelemetry {
 
   private signal(signal: LifecycleSignal): void {
     if (this.listeners) for (const listener of [...this.listeners]) listener(signal);
-    this.signalSubject?.next(signal);
   }
 
-  /** Folds an engine event into the counters; called before any interceptor sees the event. */
+  /** Folds an engine event into the counters: GenerationService does, before anyone downstream sees the event. */
   observe(event: EngineEvent): void {
     if (event.type === 'ack') {
       this.usage = event.usage;

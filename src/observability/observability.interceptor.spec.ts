@@ -1,14 +1,12 @@
 import type { CallHandler, ExecutionContext } from '@nestjs/common';
-import type { Reflector } from '@nestjs/core';
-import { Observable, type Subscriber } from 'rxjs';
+import { Observable, of, toArray, lastValueFrom, type Subscriber } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { ZERO_USAGE } from '../engine/engine-event.js';
 import { GenerationInterceptor, type GenerationOutcome } from './generation-interceptor.js';
-import { GenerationTelemetry } from './generation-telemetry.js';
+import type { GenerationTelemetry } from './generation-telemetry.js';
 import { ObservabilityInterceptor } from './observability.interceptor.js';
-
-const reflector = { get: () => 'chat' } as unknown as Reflector;
+import { attachTelemetry } from './request-telemetry.js';
 
 /** Records each hook it gets, under its own name, into a shared log. */
 class RecordingInterceptor extends GenerationInterceptor {
@@ -16,7 +14,7 @@ class RecordingInterceptor extends GenerationInterceptor {
     private readonly name: string,
     private readonly log: string[],
   ) {
-    super(reflector);
+    super();
   }
   protected override onStart(): void {
     this.log.push(`${this.name}:start`);
@@ -43,15 +41,15 @@ describe('ObservabilityInterceptor', () => {
   it('runs hosted hooks as nested interceptors would: start and signals outermost first, events and the end innermost first', () => {
     const log: string[] = [];
     const hosted = [new RecordingInterceptor('outer', log), new RecordingInterceptor('inner', log)];
-    const interceptor = new ObservabilityInterceptor(reflector, hosted);
+    const interceptor = new ObservabilityInterceptor(hosted);
     const request = { headers: {} };
+    const telemetry = attachTelemetry(request, 'chat');
     let handler!: Subscriber<unknown>;
     const next: CallHandler = { handle: () => new Observable((subscriber) => void (handler = subscriber)) };
 
     const seen: unknown[] = [];
     interceptor.intercept(contextOf(request), next).subscribe({ next: (event) => seen.push(event) });
-    const telemetry = GenerationTelemetry.of(request);
-    telemetry.markAccepted({ api: 'chat', model: 'stub', engine: 'stub', stream: true });
+    telemetry.markAccepted({ model: 'stub', engine: 'stub', stream: true });
     const done: EngineEvent = { type: 'done', finishReason: 'stop', usage: ZERO_USAGE };
     telemetry.observe(done);
     handler.next(done);
@@ -72,9 +70,22 @@ describe('ObservabilityInterceptor', () => {
 
   it('ends every hosted interceptor once when the client hangs up', () => {
     const log: string[] = [];
-    const interceptor = new ObservabilityInterceptor(reflector, [new RecordingInterceptor('a', log), new RecordingInterceptor('b', log)]);
+    const interceptor = new ObservabilityInterceptor([new RecordingInterceptor('a', log), new RecordingInterceptor('b', log)]);
     const next: CallHandler = { handle: () => new Observable(() => undefined) };
-    interceptor.intercept(contextOf({ headers: {} }), next).subscribe().unsubscribe();
+    const request = { headers: {} };
+    attachTelemetry(request, 'chat');
+    interceptor.intercept(contextOf(request), next).subscribe().unsubscribe();
     expect(log).toEqual(['a:start', 'b:start', 'b:end client_closed', 'a:end client_closed']);
   });
+
+  it('leaves a request that carries no generation telemetry alone', async () => {
+    const log: string[] = [];
+    const interceptor = new ObservabilityInterceptor([new RecordingInterceptor('a', log)]);
+    const answer$ = of('models', 'list');
+    const handled = interceptor.intercept(contextOf({ headers: {} }), { handle: () => answer$ });
+    expect(handled).toBe(answer$);
+    expect(await lastValueFrom(handled.pipe(toArray()))).toEqual(['models', 'list']);
+    expect(log).toEqual([]);
+  });
+
 });

@@ -1,16 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import type { Reflector } from '@nestjs/core';
 import { GenerationInterceptor } from './generation-interceptor.js';
 
 /**
  * The one global interceptor behind the built-in observability: it runs the hooks of the request
  * log, metrics and tracing interceptors (those switched on), which are plain providers, not
- * `APP_INTERCEPTOR`s. Three Nest interceptors cost each request three operator layers and each
- * event three hops; hosted, they cost one. What each records is unchanged.
+ * `APP_INTERCEPTOR`s: each Nest interceptor is an operator layer per request and a hop per event,
+ * so hosting them costs one of each, whatever is switched on.
  */
 @Injectable()
 export class ObservabilityInterceptor extends GenerationInterceptor {
-  constructor(reflector: Reflector, hosted: readonly GenerationInterceptor[]) {
-    super(reflector, hosted);
+  constructor(hosted: readonly GenerationInterceptor[]) {
+    super(undefined, hosted);
   }
 }

@@ -1,5 +1,5 @@
 import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
-import { APP_INTERCEPTOR, Reflector } from '@nestjs/core';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { GantryLogger } from './logging/gantry-logger.js';
@@ -42,8 +42,8 @@ export class ObservabilityModule {
     }
     providers.push(...hosted, {
       provide: APP_INTERCEPTOR,
-      useFactory: (reflector: Reflector, ...interceptors: GenerationInterceptor[]) => new ObservabilityInterceptor(reflector, interceptors),
-      inject: [Reflector, ...hosted],
+      useFactory: (...interceptors: GenerationInterceptor[]) => new ObservabilityInterceptor(interceptors),
+      inject: hosted,
     });
     return {
       module: ObservabilityModule,

@@ -20,8 +20,7 @@ export function emptyGeneration(): GenerationResult {
 /**
  * Folds one engine event into a non-streaming answer's result (in place). Tool-call pieces are
  * joined by index, as a streaming client would join them. A plain fold, not an RxJS `reduce`:
- * the responder already sees every event, and an operator chain per request cost a subscriber
- * and a Subject for nothing.
+ * the responder already sees every event, and an operator chain would add a subscriber per request.
  */
 export function collectEvent(result: GenerationResult, event: EngineEvent): void {
   switch (event.type) {

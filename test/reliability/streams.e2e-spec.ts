@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../../apps/mock-upstream/mock-upstream.js';
 import type { QueueWait } from '../../src/admission/admission-queue.js';
 import type { StubEngine } from '../../src/engines/stub/stub-engine.js';
-import { StreamResponder } from '../../src/http/stream-responder.js';
+import { StreamResponder } from '../../src/http/streaming/stream-responder.js';
 import { LifecycleService } from '../../src/lifecycle/lifecycle.service.js';
 import { startCli, writeConfig } from '../support/cli-process.js';
 import { eventually, readJson, startGateway, type RunningGateway } from '../support/gateway.js';

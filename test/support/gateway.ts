@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGateway, type GatewayOptions } from '../../src/bootstrap.js';
 import { parseConfig } from '../../src/config/config-loader.js';
-import { ModelRegistry } from '../../src/engines/model-registry.js';
+import { ModelRegistry } from '../../src/models/model-registry.js';
 
 export interface RunningGateway {
   app: NestFastifyApplication;

@@ -1,10 +1,13 @@
-import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, Min } from 'class-validator';
+import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { IsStringRecord } from '../string-record.validator.js';
 import { ModelConfigBase } from './model-config-base.js';
 
+export const ROUTING_POLICIES = ['least-outstanding', 'prefix-affinity'] as const;
+export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
+
 /**
  * A fleet of OpenAI-compatible upstreams (vLLM, SGLang, llama.cpp server, TGI, Ollama) serving one
- * model. Requests are balanced by least outstanding requests over the healthy replicas.
+ * model. Requests go to the healthy replicas by least outstanding requests, or by prefix affinity.
  */
 export class HttpModelConfig extends ModelConfigBase {
   @Equals('http')
@@ -48,6 +51,25 @@ export class HttpModelConfig extends ModelConfigBase {
   /** Ask for vLLM's `continuous_usage_stats` (usage on every chunk); turn off for upstreams that refuse it. */
   @IsBoolean()
   continuousUsage: boolean = true;
+
+  /**
+   * How a request picks its replica: `least-outstanding` (the fewest requests in flight; ties take
+   * turns) or `prefix-affinity` (the start of the prompt hashed onto the replicas, so the turns of
+   * a conversation meet the prefix cache their earlier turns left; bounded by `routingLoadFactor`).
+   */
+  @IsIn(ROUTING_POLICIES, { message: `routing must be one of: ${ROUTING_POLICIES.join(', ')}` })
+  routing: RoutingPolicy = 'least-outstanding';
+
+  /**
+   * Prefix affinity's load bound `c`: a replica already holding `ceil(c * mean)` outstanding
+   * requests, the mean taken over the available replicas with the new request counted, passes the
+   * request on to the next replica on the ring. Lower spreads load more evenly; higher keeps more
+   * conversations on the replica that has their prefix.
+   */
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'routingLoadFactor must be a number from 1 to 100' })
+  @Min(1, { message: 'routingLoadFactor must be a number from 1 to 100' })
+  @Max(100, { message: 'routingLoadFactor must be a number from 1 to 100' })
+  routingLoadFactor: number = 1.25;
 
   @IsInt()
   @Min(1)

@@ -11,8 +11,8 @@ const CONTENT_CHUNK =
 
 /**
  * The chunk `data` holds, read without JSON.parse when it is the one shape that makes up nearly
- * all of a vLLM stream (JSON.parse of every chunk was a fifth of the gateway's CPU when
- * streaming from an HTTP upstream); `undefined` for anything else, which the caller parses.
+ * all of a vLLM stream (`JSON.parse` of every chunk is a large share of the gateway's CPU when it
+ * streams from an HTTP upstream: docs/benchmarks.md); `undefined` for anything else, which the caller parses.
  */
 export function readContentChunk(data: string): UpstreamChunk | undefined {
   const match = CONTENT_CHUNK.exec(data);

@@ -5,11 +5,14 @@ import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
+import type { ReadinessDetails } from '../../engine/readiness-details.js';
+import { AffinityRouter } from './affinity-router.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
 import { decodeUpstreamSse, type UpstreamDecodeOptions } from './decode-upstream-sse.js';
 import { HealthChecker } from './health-checker.js';
 import type { ProbeResult } from './health-probe.js';
-import { ReplicaPool, type Replica, type ReplicaState } from './replica-pool.js';
+import { prefixAffinityPosition } from './prefix-affinity-key.js';
+import { ReplicaPool, type Replica, type ReplicaState, type ReplicaTraffic } from './replica-pool.js';
 import { secretRedactor, type Redact } from './secret-redactor.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
@@ -19,7 +22,8 @@ import { countUpstreamPromptTokens } from './upstream-token-count.js';
 /**
  * A model served by a fleet of vLLM-style upstreams (OpenAI Chat Completions over SSE).
  *
- * Each request goes to the healthy replica with the fewest outstanding requests. A failure that
+ * Each request goes to the healthy replica with the fewest outstanding requests, or with `routing:
+ * prefix-affinity` to the replica its prompt's start hashes to (see AffinityRouter). A failure that
  * another replica may not have (refused connection, 5xx, a broken stream) is retried on a replica
  * not tried yet, but only while this engine has emitted nothing: once an event went downstream,
  * a retry would repeat or contradict it. Acks are held back until the first output (or the end),
@@ -34,9 +38,10 @@ import { countUpstreamPromptTokens } from './upstream-token-count.js';
  * json`, the default: the cheapest for both sides) or streamed and collected (`stream`); either
  * way it goes through the same decoder, retries and timeouts.
  */
-export class HttpEngine extends InferenceEngine {
+export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private readonly logger = new Logger('HttpEngine');
   private readonly pool: ReplicaPool;
+  private readonly affinity?: AffinityRouter;
   private readonly connections = new Map<Replica, UpstreamConnection>();
   private readonly healthChecker?: HealthChecker;
   private readonly headers: Record<string, string>;
@@ -49,6 +54,7 @@ export class HttpEngine extends InferenceEngine {
       baseMs: config.ejectionBaseMs,
       maxMs: config.ejectionMaxMs,
     });
+    if (config.routing === 'prefix-affinity') this.affinity = new AffinityRouter(this.pool.replicas, config.routingLoadFactor);
     this.headers = { ...config.headers, ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}) };
     this.redact = secretRedactor([config.apiKey, ...Object.values(config.headers ?? {}), ...config.upstreams.map(passwordOf)]);
     for (const replica of this.pool.replicas) {
@@ -81,12 +87,13 @@ export class HttpEngine extends InferenceEngine {
       const decode = () => (whole ? decodeUpstreamJson(undefined, decodeOptions) : decodeUpstreamSse(undefined, decodeOptions));
       const attempts = new Subscription();
       const tried = new Set<Replica>();
+      const position = this.affinity ? prefixAffinityPosition(request) : undefined;
       // Set by the first output or `done`: from then on events pass straight through, and no retry.
       let committed = false;
       // The latest ack before that: each ack holds running totals, so the latest says it all.
       let heldAck: EngineEvent | undefined;
       const tryNext = (lastError?: UpstreamError) => {
-        const replica = this.pool.pick(tried);
+        const replica = position === undefined ? this.pool.pick(tried) : this.affinity!.pick(position, tried);
         if (!replica) {
           subscriber.error(this.exhausted(tried.size, lastError));
           return;
@@ -133,16 +140,22 @@ export class HttpEngine extends InferenceEngine {
     return countUpstreamPromptTokens(request, { baseUrl: replica?.url, upstreamModel: this.config.upstreamModel ?? this.config.name, headers: this.headers });
   }
 
-  /** Each replica's state: url, healthy, outstanding requests, consecutive failures. */
+  /** Each replica's state: url, healthy, outstanding requests, consecutive failures, health check. */
   replicaStates(): ReplicaState[] {
     return this.pool.states();
   }
 
-  override replicas(): ReplicaState[] {
-    return this.pool.states();
+  /** Requests sent to each replica, and under prefix affinity those passed on for the load bound. */
+  replicaTraffic(): ReplicaTraffic[] {
+    return this.pool.replicas.map((replica) => ({
+      url: replica.label,
+      requests: replica.requests,
+      ...(this.affinity ? { affinityOverrides: replica.affinityOverrides } : {}),
+    }));
   }
 
-  override readinessDetails(): Record<string, unknown> {
+  /** `/ready` shows each replica's state beside the model's readiness. */
+  readinessDetails(): Record<string, unknown> {
     return { replicas: this.replicaStates() };
   }
 
@@ -166,6 +179,7 @@ export class HttpEngine extends InferenceEngine {
     observer: Observer<EngineEvent>,
   ): Subscription {
     replica.outstanding += 1;
+    replica.requests += 1;
     const subscription = this.connections
       .get(replica)!
       .postChat(body, { ...traceHeaders, ...this.headers }, whole)

@@ -25,6 +25,15 @@ export interface ReplicaState {
   ejectedForMs?: number;
 }
 
+/** What one replica was sent, for the per-replica counters of `/metrics`. */
+export interface ReplicaTraffic {
+  url: string;
+  /** Requests sent to it, retries included. */
+  requests: number;
+  /** Under prefix affinity: requests it was the choice for but passed on, being over the load bound. */
+  affinityOverrides?: number;
+}
+
 /** One upstream server of a model's fleet, and what the pool knows about it. */
 export class Replica {
   outstanding = 0;
@@ -33,6 +42,10 @@ export class Replica {
   ejections = 0;
   ejectedUntil = 0;
   healthCheck: ReplicaState['healthCheck'] = 'off';
+  /** Requests sent to it (retries included), for the per-replica request counter. */
+  requests = 0;
+  /** Requests it was the prefix-affinity choice for but passed on, being over the load bound. */
+  affinityOverrides = 0;
 
   /** The URL as shown in `/ready`, metrics and logs: any user:password in it removed. */
   readonly label: string;

@@ -18,7 +18,7 @@ export interface UpstreamRequestOptions {
  * A neutral generation to an OpenAI Chat Completions body for a vLLM-style upstream.
  *
  * A streamed request always asks for `include_usage`, because servers disagree on its default
- * (protocols.md §1.5); a whole (non-streaming) answer carries its usage anyway. Fields left unset by the client are omitted, so the upstream's own
+ * (vLLM's has been both true and false, llama.cpp's is false); a whole (non-streaming) answer carries its usage anyway. Fields left unset by the client are omitted, so the upstream's own
  * defaults (generation_config) apply.
  */
 export function toUpstreamChatRequest(request: GenerationRequest, options: UpstreamRequestOptions): Record<string, unknown> {

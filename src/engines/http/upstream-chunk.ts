@@ -7,7 +7,7 @@ export interface UpstreamChunk {
   object?: string;
   choices?: UpstreamChoice[];
   usage?: UpstreamUsage | null;
-  /** llama.cpp's timings block (protocols.md §2). */
+  /** llama.cpp's timings block (`timings_per_token`: prompt and predicted counts, ms and speeds). */
   timings?: Record<string, unknown>;
   /** An in-band failure: OpenAI/vLLM `{message, type, code}`, or TGI's plain string. */
   error?: unknown;
@@ -33,7 +33,7 @@ export interface UpstreamDelta {
   content?: string | null;
   /** vLLM since late 2025, OpenRouter. */
   reasoning?: string | null;
-  /** llama.cpp, DeepSeek, older vLLM (protocols.md §1.6). */
+  /** llama.cpp, DeepSeek, vLLM before `reasoning` replaced it. */
   reasoning_content?: string | null;
   tool_calls?: UpstreamToolCallDelta[];
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { dialectOf } from '../error-rendering.js';
+import { dialectOfPath } from '../../protocols/generation-protocols.js';
 import { hasBody } from './request-screening.js';
 import { answerOnSocket } from './raw-error-response.js';
 
@@ -21,7 +21,7 @@ export function bodyTimeout(timeoutMs: number) {
         // Fastify must not answer this request again when its body read fails on the closed socket.
         reply.hijack();
         const error = new GatewayError('invalid_request', `The request body did not arrive within ${timeoutMs} ms.`, { code: 'body_timeout' });
-        answerOnSocket(socket, 408, error, dialectOf(request.url));
+        answerOnSocket(socket, 408, error, dialectOfPath(request.url));
       }, timeoutMs);
       const clear = () => clearTimeout(timer);
       raw.once('end', clear);

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { dialectOf } from '../error-rendering.js';
+import { dialectOfPath } from '../../protocols/generation-protocols.js';
 import { answerOnSocket } from './raw-error-response.js';
 
 interface NodeClientError extends Error {
@@ -16,7 +16,7 @@ interface NodeClientError extends Error {
  */
 export function answerClientError(error: NodeClientError, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const dialect = dialectOf(requestTargetOf(error.rawPacket));
+  const dialect = dialectOfPath(requestTargetOf(error.rawPacket));
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return answerOnSocket(socket, 408, requestError('The request did not arrive in time.', 'request_timeout'), dialect);

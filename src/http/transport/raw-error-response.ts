@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { GatewayError } from '../../errors/gateway-error.js';
 import { toAnthropicErrorBody } from '../../protocols/errors/anthropic-error.js';
 import { toOpenAIErrorBody } from '../../protocols/errors/openai-error.js';
-import type { ErrorDialect } from '../error-rendering.js';
+import type { ErrorDialect } from '../../protocols/errors/render-error.js';
 
 /**
  * A whole HTTP/1.1 error response, for answers the server writes on a socket itself (a request

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { dialectOf, renderError } from '../error-rendering.js';
+import { renderError } from '../../protocols/errors/render-error.js';
+import { dialectOfPath } from '../../protocols/generation-protocols.js';
 
 /**
  * The `onRequest` checks every request passes before routing, for requests that are well-formed
@@ -12,7 +13,7 @@ import { dialectOf, renderError } from '../error-rendering.js';
 export function screenRequest(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const refusal = refusalOf(request.raw.rawHeaders, request.headers);
   if (refusal === undefined) return done();
-  const rendered = renderError(refusal, dialectOf(request.url));
+  const rendered = renderError(refusal, dialectOfPath(request.url));
   void reply.code(rendered.status).headers({ ...rendered.headers, connection: 'close' }).send(rendered.body);
 }
 

@@ -1,7 +1,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { dialectOf, renderError } from '../error-rendering.js';
+import { renderError } from '../../protocols/errors/render-error.js';
+import { dialectOfPath } from '../../protocols/generation-protocols.js';
 import { answerOnSocket } from './raw-error-response.js';
 
 /**
@@ -16,7 +17,7 @@ export function answerUnservedRequests(server: Server): void {
   });
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const error = new GatewayError('invalid_request', `Expect: ${request.headers.expect} is not supported.`, { code: 'expectation_failed' });
-    const rendered = renderError(error, dialectOf(request.url ?? ''));
+    const rendered = renderError(error, dialectOfPath(request.url ?? ''));
     const body = JSON.stringify(rendered.body);
     response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
     response.end(body);

@@ -3,8 +3,6 @@ import { plainToInstance } from 'class-transformer';
 import { type ValidationError, validateSync, type ValidatorOptions } from 'class-validator';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { flattenValidationErrors } from '../../errors/format-validation-errors.js';
-import { skipMissingOptionals } from './missing-optional-shortcut.js';
-import { cacheValidationRules } from './validation-rules-cache.js';
 
 /** A body with thousands of bad items gets a readable message, not one line per item. */
 const MAX_PROBLEMS_SHOWN = 20;
@@ -17,13 +15,6 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
 
 const NOT_VALIDATED: ReadonlySet<unknown> = new Set([String, Boolean, Number, Array, Object, undefined]);
 
-/**
- * Validates request bodies against their DTO classes (class-validator) and hands the handler the
- * DTO instance (class-transformer). A failure is a 400 that names every field at fault (the first
- * one as `param`), in the client's protocol shape. Unknown fields are dropped, as vLLM ignores
- * them. Synchronous (`validateSync`; no DTO has an async rule): Nest's ValidationPipe awaits
- * each constraint, which made validation a tenth of a non-streaming request's CPU.
- */
 /** The stand-in name of a `constructor` key while class-transformer reads the body. */
 const CONSTRUCTOR_STAND_IN = '\u0000constructor';
 
@@ -82,13 +73,15 @@ function renameKey(value: unknown, from: string, to: string): void {
   for (const key of Object.keys(record)) renameKey(record[key], from, to);
 }
 
+/**
+ * Validates request bodies against their DTO classes (class-validator, through its public API)
+ * and hands the handler the DTO instance (class-transformer). A failure is a 400 that names every
+ * field at fault (the first one as `param`), in the client's protocol shape. Unknown fields are
+ * dropped, as vLLM ignores them. Synchronous (`validateSync`; no DTO has an async rule), where
+ * Nest's ValidationPipe awaits each constraint.
+ */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
-  constructor() {
-    cacheValidationRules();
-    skipMissingOptionals();
-  }
-
   transform(value: unknown, { type, metatype }: ArgumentMetadata): unknown {
     if (type !== 'body' || NOT_VALIDATED.has(metatype)) return value;
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {

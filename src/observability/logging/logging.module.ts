@@ -43,10 +43,9 @@ export function flushLogs(timeoutMs = 2000): Promise<void> {
 }
 
 /**
- * Standard output, written in batches: one write per request line was a few percent of a
- * non-streaming request's CPU. Lines wait at most a second (or until 8 KB are buffered), and
- * what is buffered is written out when the process exits, a shutdown included. One per process,
- * like the logger.
+ * Standard output, written in batches, not a system call per request line (docs/benchmarks.md).
+ * Lines wait at most a second (or until 8 KB are buffered), and what is buffered is written out
+ * when the process exits, a shutdown included. One per process, like the logger.
  */
 function bufferedStdout(): DestinationStream {
   if (stdout) return stdout;

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { PinoLogger } from 'nestjs-pino';
 import { GatewayConfig } from '../../config/gateway-config.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
@@ -25,11 +24,10 @@ export class RequestLogInterceptor extends GenerationInterceptor {
   private readonly includeContent: boolean;
 
   constructor(
-    @Inject(Reflector) reflector: Reflector,
     @Inject(PinoLogger) private readonly logger: PinoLogger,
     @Inject(GatewayConfig) config: GatewayConfig,
   ) {
-    super(reflector);
+    super();
     this.includeContent = config.observability.logging.includeContent;
   }
 

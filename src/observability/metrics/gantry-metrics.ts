@@ -1,11 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { ModelRegistry } from '../../engines/model-registry.js';
+import { HttpEngine } from '../../engines/http/http-engine.js';
+import { ModelRegistry } from '../../models/model-registry.js';
 import { RouteSeries, type RouteLabels } from './route-series.js';
 import { SeriesCounter, SeriesGauge } from './series-counter-gauge.js';
 import { SeriesHistogram } from './series-histogram.js';
 
 const ROUTE_LABELS = ['model', 'api', 'engine'] as const;
+
+/** The models served by upstream fleets, by name: the per-replica series read their engines. */
+function* httpEngines(models: ModelRegistry): Generator<[string, HttpEngine]> {
+  for (const model of models.list()) if (model.engine instanceof HttpEngine) yield [model.config.name, model.engine];
+}
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const GAP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56];
 
@@ -93,8 +99,34 @@ export class GantryMetrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const model of models.list()) {
-          for (const replica of model.engine.replicas()) this.set({ model: model.config.name, replica: replica.url }, replica.healthy ? 1 : 0);
+        for (const [model, engine] of httpEngines(models)) {
+          for (const replica of engine.replicaStates()) this.set({ model, replica: replica.url }, replica.healthy ? 1 : 0);
+        }
+      },
+    });
+    new Counter({
+      name: 'gantry_upstream_requests_total',
+      help: 'Requests sent to each upstream replica (retries included).',
+      labelNames: ['model', 'replica'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [model, engine] of httpEngines(models)) {
+          for (const replica of engine.replicaTraffic()) this.inc({ model, replica: replica.url }, replica.requests);
+        }
+      },
+    });
+    new Counter({
+      name: 'gantry_upstream_affinity_overrides_total',
+      help: 'Requests a replica was the prefix-affinity choice for but passed on to the next one on the ring, being over the load bound.',
+      labelNames: ['model', 'replica'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [model, engine] of httpEngines(models)) {
+          for (const replica of engine.replicaTraffic()) {
+            if (replica.affinityOverrides !== undefined) this.inc({ model, replica: replica.url }, replica.affinityOverrides);
+          }
         }
       },
     });

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { isOutput } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
@@ -17,8 +16,8 @@ import type { RouteLabels, RouteSeries } from './route-series.js';
 export class MetricsInterceptor extends GenerationInterceptor {
   private readonly routes = new WeakMap<GenerationTelemetry, RouteSeries>();
 
-  constructor(@Inject(Reflector) reflector: Reflector, @Inject(GantryMetrics) private readonly metrics: GantryMetrics) {
-    super(reflector);
+  constructor(@Inject(GantryMetrics) private readonly metrics: GantryMetrics) {
+    super();
   }
 
   protected override onAccepted(telemetry: GenerationTelemetry): void {
@@ -66,5 +65,5 @@ export class MetricsInterceptor extends GenerationInterceptor {
 }
 
 function labels(telemetry: GenerationTelemetry): RouteLabels {
-  return { model: telemetry.model ?? '', api: telemetry.api ?? '', engine: telemetry.engine ?? '' };
+  return { model: telemetry.model ?? '', api: telemetry.api, engine: telemetry.engine ?? '' };
 }

@@ -2,7 +2,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { GantryMetrics } from './gantry-metrics.js';
 import { SeriesCounter, SeriesGauge } from './series-counter-gauge.js';
-import type { ModelRegistry } from '../../engines/model-registry.js';
+import type { ModelRegistry } from '../../models/model-registry.js';
 
 const config = (registry: Registry, name: string) => ({
   name,

@@ -40,10 +40,9 @@ export interface SeriesHistogramConfig<L extends string> extends SeriesMetricCon
 }
 
 /**
- * A Prometheus histogram whose series are resolved once (see SeriesMetric): observed on every
- * streamed token and on every request, where prom-client's Histogram cost ~1 µs per
- * observation. The exposition is prom-client's (`_bucket` with cumulative `le` counts and
- * `+Inf`, `_sum`, `_count`).
+ * A Prometheus histogram whose series are resolved once (see SeriesMetric): it is observed on
+ * every streamed token, where resolving the label set each time would be most of the cost. The
+ * exposition is prom-client's (`_bucket` with cumulative `le` counts and `+Inf`, `_sum`, `_count`).
  */
 export class SeriesHistogram<L extends string> extends SeriesMetric<L, HistogramSeries> {
   readonly type = 'histogram';

@@ -26,7 +26,7 @@ export interface ExposedValue {
 /**
  * A Prometheus metric whose label sets are resolved into series objects once, by whoever records
  * into them often. prom-client validates and hashes the label set on every `inc` and `observe`
- * (~0.5 µs each, and garbage); a caller that keeps the series (a stream, a route) pays that once.
+ * (docs/benchmarks.md has its cost); a caller that keeps the series (a stream, a route) pays that once.
  * The exposition is prom-client's own, through the same registry: a series shows once something
  * was recorded into it, and a reset zeroes and hides every series in place, so that series kept
  * by callers stay the metric's own.

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter } from '@opentelemetry/api';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { isOutput } from '../../engine/engine-event.js';
@@ -23,8 +22,8 @@ const headerGetter: TextMapGetter<ObservedRequest['headers']> = {
 export class TracingInterceptor extends GenerationInterceptor {
   private readonly spans = new WeakMap<GenerationTelemetry, Span>();
 
-  constructor(@Inject(Reflector) reflector: Reflector, @Inject(GantryTracer) private readonly gantry: GantryTracer) {
-    super(reflector);
+  constructor(@Inject(GantryTracer) private readonly gantry: GantryTracer) {
+    super();
   }
 
   protected override onStart(telemetry: GenerationTelemetry, request: ObservedRequest): void {
@@ -34,7 +33,7 @@ export class TracingInterceptor extends GenerationInterceptor {
       {
         kind: SpanKind.SERVER,
         startTime: telemetry.arrivedAtEpochMs,
-        attributes: { 'gen_ai.operation.name': 'chat', 'gantry.api': telemetry.api ?? '' },
+        attributes: { 'gen_ai.operation.name': 'chat', 'gantry.api': telemetry.api },
       },
       parent,
     );

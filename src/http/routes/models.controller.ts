@@ -1,0 +1,53 @@
+import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { ModelRegistry } from '../../models/model-registry.js';
+import { anthropicModelPage, toAnthropicModelInfo, type ModelPageQuery } from '../../protocols/anthropic-messages/model-list-page.js';
+import { renderError, type ErrorDialect } from '../../protocols/errors/render-error.js';
+
+const STARTED_AT = Math.floor(Date.now() / 1000);
+
+/**
+ * `GET /v1/models` and `GET /v1/models/{id}`, in the dialect of the client that asks: Anthropic's
+ * shapes for a request with an `anthropic-version` header (the Anthropic SDKs always send one),
+ * OpenAI's otherwise. Errors too, since the path alone does not tell the dialect here.
+ */
+@Controller('v1/models')
+export class ModelsController {
+  constructor(@Inject(ModelRegistry) private readonly registry: ModelRegistry) {}
+
+  @Get()
+  list(@Headers('anthropic-version') anthropicVersion: string | undefined, @Query() query: ModelPageQuery, @Res({ passthrough: true }) reply: FastifyReply) {
+    const names = this.registry.list().map((model) => model.config.name);
+    if (anthropicVersion === undefined) return { object: 'list', data: names.map(toOpenAIModel) };
+    try {
+      return anthropicModelPage(
+        names.map((name) => toAnthropicModelInfo(name, STARTED_AT)),
+        query,
+      );
+    } catch (error) {
+      return this.fail(reply, error, 'anthropic');
+    }
+  }
+
+  /** `*` so that a name with a slash (`org/model`) is found whether or not the client encoded it. */
+  @Get('*')
+  retrieve(@Param('*') name: string, @Headers('anthropic-version') anthropicVersion: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+    const dialect: ErrorDialect = anthropicVersion === undefined ? 'openai' : 'anthropic';
+    try {
+      this.registry.resolve(name);
+    } catch (error) {
+      return this.fail(reply, error, dialect);
+    }
+    return dialect === 'anthropic' ? toAnthropicModelInfo(name, STARTED_AT) : toOpenAIModel(name);
+  }
+
+  private fail(reply: FastifyReply, error: unknown, dialect: ErrorDialect) {
+    const rendered = renderError(error, dialect);
+    void reply.status(rendered.status).headers(rendered.headers);
+    return rendered.body;
+  }
+}
+
+function toOpenAIModel(id: string) {
+  return { id, object: 'model', created: STARTED_AT, owned_by: 'gantry' };
+}
