@@ -1,4 +1,4 @@
-import type { Server } from 'node:net';
+import { connect, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.js';
 import { hasProtocolErrorShape } from '../support/protocol-errors.js';
@@ -83,6 +83,27 @@ describe('request bodies that never finish (server.bodyTimeoutMs)', () => {
     const outcomes = await Promise.all(held);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(30).fill(408));
     expect(await connectionsReach((open) => open === 0)).toBe(true);
+  });
+});
+
+describe('a refused client that keeps its side of the connection open', () => {
+  it('is cut off shortly after its 408: it can neither hold the descriptor nor get more requests served', async () => {
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (text: string) => (received += text));
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(post('/v1/chat/completions', CHAT_BODY).slice(0, -5));
+    const ended = new Promise<void>((resolve) => socket.once('end', () => resolve()));
+    await ended;
+    expect(received).toMatch(/^HTTP\/1\.1 408 /);
+    // The client never ends its side and keeps sending a pipelined request: the server destroys
+    // its socket anyway (the descriptor is freed), and serves nothing more on it.
+    socket.write(`hello${'\r\n\r\n'}${post('/v1/chat/completions', CHAT_BODY)}`);
+    expect(await connectionsReach((open) => open === 0)).toBe(true);
+    expect(received.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    socket.destroy();
   });
 });
 

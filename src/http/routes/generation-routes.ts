@@ -75,10 +75,10 @@ export class GenerationRoutes {
       const identity = protocol.identify(body, this.settings);
       return this.responder.json(reply, accepted, (result) => protocol.toBody(result, identity), protocol.dialect);
     }
-    const open = (promptTokens: number | undefined) => {
-      const accepted = this.generations.accept(request, { telemetry, stream: true, names });
-      return this.responder.sse(reply, accepted, protocol.encode(body, protocol.identify(body, this.settings), promptTokens));
-    };
+    // Accepted (limits and the queue checked) before the prompt is counted: a refusal costs no count.
+    const accepted = this.generations.accept(request, { telemetry, stream: true, names });
+    const open = (promptTokens: number | undefined) =>
+      this.responder.sse(reply, accepted, protocol.encode(body, protocol.identify(body, this.settings), promptTokens));
     if (!protocol.countsPromptTokens) return open(undefined);
     return defer(() => this.generations.countPromptTokens(request, names)).pipe(mergeMap((promptTokens) => open(promptTokens)));
   }

@@ -49,6 +49,12 @@ export class StreamResponder {
       reply.hijack();
       const response = reply.raw;
       this.trackInFlight(response);
+      // A client already gone (it hung up while a guard asked its store, or while the prompt was
+      // counted) starts no work.
+      if (response.destroyed) {
+        subscriber.complete();
+        return;
+      }
       // A dropped slow client ends the exchange here, which cancels the engine work behind it.
       const writer = new SseWriter(response, this.config.server.maxBufferedBytesPerStream, () => {
         this.dropped += 1;
@@ -85,8 +91,6 @@ export class StreamResponder {
           else subscriber.error(failure);
         },
       });
-      // A client already gone before the handler ran ends the exchange at once.
-      if (response.destroyed) onClose();
 
       return () => {
         response.off('close', onClose);

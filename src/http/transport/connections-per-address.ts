@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { answerOnSocket } from './raw-error-response.js';
@@ -12,10 +12,16 @@ import { answerOnSocket } from './raw-error-response.js';
 export function limitConnectionsPerAddress(server: Server, limit: number): void {
   if (limit <= 0) return;
   const open = new Map<string, number>();
+  const refused = new WeakSet<Socket>();
+  // A request that still arrives on a refused connection (before it is destroyed) is not served.
+  server.prependListener('request', (request: IncomingMessage) => {
+    if (refused.has(request.socket)) request.socket.destroy();
+  });
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
     const count = (open.get(address) ?? 0) + 1;
     if (count > limit) {
+      refused.add(socket);
       const error = new GatewayError('rate_limited', `Too many open connections from this address (at most ${limit}).`, {
         code: 'too_many_connections',
       });

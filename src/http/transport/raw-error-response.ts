@@ -21,9 +21,18 @@ export function rawErrorResponse(status: number, error: GatewayError, dialect: E
   );
 }
 
-/** Writes `rawErrorResponse` when the socket can still take it, then closes the socket. */
+/** How long a refused client has to read its answer before its socket is destroyed. */
+const LINGER_MS = 1_000;
+
+/**
+ * Writes `rawErrorResponse` when the socket can still take it, then closes the socket: ends our
+ * side at once and destroys it after a short linger. Node's server sockets stay half-open, so a
+ * client that never closes its side (or keeps sending) would otherwise hold the descriptor, and
+ * have what it sends parsed and served; destroying at once could reset the answer away.
+ */
 export function answerOnSocket(socket: Socket, status: number, error: GatewayError, dialect: ErrorDialect): void {
   if (socket.destroyed) return;
-  if (socket.writable) socket.end(rawErrorResponse(status, error, dialect));
-  else socket.destroy();
+  if (!socket.writable) return void socket.destroy();
+  socket.end(rawErrorResponse(status, error, dialect));
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }

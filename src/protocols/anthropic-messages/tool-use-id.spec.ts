@@ -29,4 +29,13 @@ describe('Anthropic tool-use ids', () => {
     const altered = id.slice(0, -1) + (id.endsWith('0') ? '1' : '0');
     expect(fromAnthropicToolUseId(altered)).toBe(altered);
   });
+
+  it('leave an over-long engine id as it is, so that it still maps back (and costs no quadratic encoding)', () => {
+    const longest = 'c'.repeat(512);
+    expect(fromAnthropicToolUseId(toAnthropicToolUseId(longest))).toBe(longest);
+    expect(toAnthropicToolUseId(longest)).toMatch(/^toolu_01/);
+    const tooLong = 'call_' + 'x'.repeat(100_000);
+    expect(toAnthropicToolUseId(tooLong)).toBe(tooLong);
+    expect(fromAnthropicToolUseId(tooLong)).toBe(tooLong);
+  });
 });

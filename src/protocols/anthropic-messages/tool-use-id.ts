@@ -19,8 +19,12 @@ const MAX_ID_LENGTH = 1024;
 const SHAPE = /^toolu_01([0-9A-Za-z]+)$/;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The Anthropic id for an engine's call id. */
+/** Engine ids longer than this go out unchanged: their encoding would pass MAX_ID_LENGTH (and cost quadratic time). */
+const MAX_ENGINE_ID_BYTES = 512;
+
+/** The Anthropic id for an engine's call id (an over-long one as it is, so that it still maps back). */
 export function toAnthropicToolUseId(engineId: string): string {
+  if (Buffer.byteLength(engineId, 'utf8') > MAX_ENGINE_ID_BYTES) return engineId;
   const bytes = Buffer.concat([Buffer.of(1), Buffer.from(engineId, 'utf8')]);
   return PREFIX + toBase62(BigInt(`0x${bytes.toString('hex')}`)) + checkOf(engineId);
 }
