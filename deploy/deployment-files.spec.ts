@@ -53,6 +53,12 @@ describe('the Kubernetes manifests (deploy/kubernetes)', () => {
     expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(pauseSeconds * 1000 + gantryConfig.shutdown.drainMs);
   });
 
+  it('gives every replica the same Responses encryption key, from a Secret', () => {
+    const key = container.env?.find((variable) => variable.name === 'GANTRY_RESPONSES_ENCRYPTION_KEY');
+    expect(key?.valueFrom?.secretKeyRef).toMatchObject({ name: expect.any(String), key: expect.any(String) });
+    expect(MANIFESTS.deployment.spec!.replicas).toBeGreaterThan(1);
+  });
+
   it('runs as the non-root user of the image, without privileges', () => {
     expect(pod.securityContext?.runAsNonRoot).toBe(true);
     expect(container.securityContext?.allowPrivilegeEscalation).toBe(false);

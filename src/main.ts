@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     file: values.config ?? process.env.GANTRY_CONFIG,
     host: values.host ?? process.env.GANTRY_HOST,
     port,
+    responsesEncryptionKey: process.env.GANTRY_RESPONSES_ENCRYPTION_KEY || undefined,
   });
 
   const app = await createGateway(config);

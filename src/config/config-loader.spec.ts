@@ -90,4 +90,14 @@ describe('configuration', () => {
     writeFileSync(file, 'server: [unclosed\n');
     expect(() => loadConfig({ file })).toThrow(/not valid YAML/);
   });
+
+  it('takes responses.encryptionKey from outside the file (GANTRY_RESPONSES_ENCRYPTION_KEY), validated as in the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gantry-config-'));
+    const file = join(dir, 'gantry.yaml');
+    writeFileSync(file, 'responses: { encryptionKey: the-one-in-the-file-0123456789abcdef }\n');
+    const secret = 'a-secret-from-the-environment-0123456789';
+    expect(loadConfig({ file, responsesEncryptionKey: secret }).responses.encryptionKey).toBe(secret);
+    expect(loadConfig({ responsesEncryptionKey: secret }).responses.encryptionKey).toBe(secret);
+    expect(() => loadConfig({ file, responsesEncryptionKey: 'short' })).toThrow(/at least 32 characters/);
+  });
 });

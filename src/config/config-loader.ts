@@ -24,6 +24,8 @@ export interface ConfigSources {
   file?: string;
   host?: string;
   port?: number;
+  /** `responses.encryptionKey` from outside the file (a secret store's environment variable). */
+  responsesEncryptionKey?: string;
 }
 
 /** Reads, merges (file < flags) and validates the configuration. Throws ConfigError. */
@@ -42,6 +44,10 @@ export function loadConfig(sources: ConfigSources): GatewayConfig {
     } catch (error) {
       throw new ConfigError(origin, [`not valid YAML: ${(error as Error).message}`]);
     }
+  }
+  if (sources.responsesEncryptionKey !== undefined && typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+    const file = raw as { responses?: Record<string, unknown> };
+    raw = { ...file, responses: { ...file.responses, encryptionKey: sources.responsesEncryptionKey } };
   }
   const config = parseConfig(raw, origin);
   if (sources.host !== undefined) config.server.host = sources.host;

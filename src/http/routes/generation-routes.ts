@@ -14,6 +14,7 @@ import { ResponsesRequestDto } from '../../protocols/openai-responses/responses-
 import type { GenerationBody, ProtocolDescriptor, ProtocolSettings } from '../../protocols/protocol-descriptor.js';
 import { StreamResponder } from '../streaming/stream-responder.js';
 import { DirectBody, DirectExchange, DirectPost, type HttpExchange } from './direct-route.decorator.js';
+import { validated } from './validated-body.js';
 
 /**
  * The route of a generation API: `POST {path}`. Its telemetry, under the API's name, is attached
@@ -43,17 +44,17 @@ export class GenerationRoutes {
 
   @ServesProtocol(CHAT_PROTOCOL)
   chatCompletions(@DirectBody() body: ChatCompletionRequestDto, @DirectExchange() http: HttpExchange): Observable<EngineEvent> {
-    return this.serve(CHAT_PROTOCOL, body, http);
+    return this.serve(CHAT_PROTOCOL, validated(body, ChatCompletionRequestDto), http);
   }
 
   @ServesProtocol(RESPONSES_PROTOCOL)
   responses(@DirectBody() body: ResponsesRequestDto, @DirectExchange() http: HttpExchange): Observable<EngineEvent> {
-    return this.serve(RESPONSES_PROTOCOL, body, http);
+    return this.serve(RESPONSES_PROTOCOL, validated(body, ResponsesRequestDto), http);
   }
 
   @ServesProtocol(MESSAGES_PROTOCOL)
   messages(@DirectBody() body: MessagesRequestDto, @DirectExchange() http: HttpExchange): Observable<EngineEvent> {
-    return this.serve(MESSAGES_PROTOCOL, body, http);
+    return this.serve(MESSAGES_PROTOCOL, validated(body, MessagesRequestDto), http);
   }
 
   /**
