@@ -1,5 +1,5 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { captureLogs } from './support/log-capture.js';
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
 import { postSse } from './support/sse-client.js';
 
@@ -7,20 +7,10 @@ import { postSse } from './support/sse-client.js';
 const ask = (text: string) => [{ role: 'user' as const, content: text }];
 
 describe('request logs', () => {
-  const lines: Array<Record<string, unknown>> = [];
-  const raw: string[] = [];
+  const { destination, raw, lines } = captureLogs();
   let gateway: RunningGateway;
 
   beforeAll(async () => {
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) {
-          raw.push(line);
-          lines.push(JSON.parse(line));
-        }
-        done();
-      },
-    });
     gateway = await startGateway(
       {
         keepalive: { mode: 'chunks', intervalMs: 100 },

@@ -1,5 +1,5 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { captureLogs } from '../support/log-capture.js';
 import type { MockBehaviour } from '../../apps/mock-upstream/mock-behaviour.js';
 import { startMockUpstream, type MockUpstream } from '../../apps/mock-upstream/mock-upstream.js';
 import { eventually, readJson, startGateway, type RunningGateway } from '../support/gateway.js';
@@ -24,8 +24,7 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
   // The first word is what the in-band models answer before they fail: only it may come back.
   const prompt = 'hello PROMPT-MARKER-c41d7e only the client may see this';
   const secrets = [apiKey, secretHeader, 'PROMPT-MARKER'];
-  const raw: string[] = [];
-  const lines: Array<Record<string, unknown>> = [];
+  const { destination, raw, lines } = captureLogs();
   let mock: MockUpstream;
   let gateway: RunningGateway;
   /** Generation requests sent through the gateway: each has its request log line. */
@@ -38,15 +37,6 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
 
   beforeAll(async () => {
     mock = await startMockUpstream();
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) {
-          raw.push(line);
-          lines.push(JSON.parse(line));
-        }
-        done();
-      },
-    });
     gateway = await startGateway(
       {
         keepalive: { mode: 'chunks', intervalMs: 10_000 },
