@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { startChildServer, type ChildServer } from './child-server.js';
+import { freePort } from './loopback.js';
 
 /**
  * nginx as a plain reverse proxy in front of the mock, for reference rows (`--nginx BIN`): what a
@@ -79,16 +79,4 @@ async function answersAsNginx(url: URL): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** A port nothing listens on now (the kernel's pick, released at once). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

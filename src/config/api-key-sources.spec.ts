@@ -2,18 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { configProblemsOf } from '../../test/support/config-problems.js';
 import { resolveApiKeys } from './api-key-sources.js';
-import { ConfigError, parseConfig } from './config-loader.js';
+import { parseConfig } from './config-loader.js';
 
-function problemsOf(raw: unknown): string[] {
-  try {
-    parseConfig(raw);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('auth.apiKeys sources', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gantry-keys-'));
@@ -39,16 +31,16 @@ describe('auth.apiKeys sources', () => {
   });
 
   it('refuses to start on a source that resolves to nothing, or on a malformed entry', () => {
-    expect(problemsOf({ auth: { apiKeys: [{ env: 'GANTRY_SURELY_UNSET_VARIABLE' }] } })).toEqual([
+    expect(configProblemsOf({ auth: { apiKeys: [{ env: 'GANTRY_SURELY_UNSET_VARIABLE' }] } })).toEqual([
       'auth.apiKeys[0]: the environment variable GANTRY_SURELY_UNSET_VARIABLE is not set or empty',
     ]);
-    expect(problemsOf({ auth: { apiKeys: [{ vault: 'x' }] } })[0]).toMatch(/apiKeys entries must each be a key/);
-    expect(problemsOf({ auth: { apiKeys: [''] } })[0]).toMatch(/apiKeys entries must each be a key/);
+    expect(configProblemsOf({ auth: { apiKeys: [{ vault: 'x' }] } })[0]).toMatch(/apiKeys entries must each be a key/);
+    expect(configProblemsOf({ auth: { apiKeys: [''] } })[0]).toMatch(/apiKeys entries must each be a key/);
   });
 
   it('validates limits: a redis store needs a URL, limits need keys', () => {
-    expect(problemsOf({ auth: { apiKeys: ['k'], limits: { store: 'redis' } } })[0]).toMatch(/redisUrl must be a redis/);
-    expect(problemsOf({ auth: { limits: { requestsPerMinute: 5 } } })).toEqual(['auth.limits applies per API key: set auth.apiKeys too']);
+    expect(configProblemsOf({ auth: { apiKeys: ['k'], limits: { store: 'redis' } } })[0]).toMatch(/redisUrl must be a redis/);
+    expect(configProblemsOf({ auth: { limits: { requestsPerMinute: 5 } } })).toEqual(['auth.limits applies per API key: set auth.apiKeys too']);
     const config = parseConfig({ auth: { apiKeys: ['k'], limits: { concurrentStreams: 2 } } });
     expect(config.auth.limits).toMatchObject({ concurrentStreams: 2, store: 'memory' });
     expect(config.auth).toMatchObject({ protectHealth: false, protectMetrics: false });

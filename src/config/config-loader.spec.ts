@@ -2,18 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseConfig } from './config-loader.js';
+import { configProblemsOf } from '../../test/support/config-problems.js';
+import { loadConfig, parseConfig } from './config-loader.js';
 import { HttpModelConfig, LlamaModelConfig, StubModelConfig } from './model-config.js';
 
-function problemsOf(raw: unknown): string[] {
-  try {
-    parseConfig(raw);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('configuration', () => {
   it('defaults to the stub model on 127.0.0.1:8000 with chunk keep-alives every 15 s', () => {
@@ -35,31 +27,31 @@ describe('configuration', () => {
     const model = config.models[0] as HttpModelConfig;
     expect(model).toBeInstanceOf(HttpModelConfig);
     expect(model).toMatchObject({ continuousUsage: true, bodyTimeoutMs: 600_000, healthCheckIntervalMs: 5_000, maxFailures: 3 });
-    expect(problemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: [] }] })).toEqual(['models[0].upstreams should not be empty']);
-    expect(problemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['10.0.0.5:8000'] }] })).toEqual([
+    expect(configProblemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: [] }] })).toEqual(['models[0].upstreams should not be empty']);
+    expect(configProblemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['10.0.0.5:8000'] }] })).toEqual([
       'models[0].upstreams must hold http(s) URLs such as http://10.0.0.5:8000/v1',
     ]);
-    expect(problemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['http://a/v1'], headers: { 'x-n': 1 } }] })).toEqual([
+    expect(configProblemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['http://a/v1'], headers: { 'x-n': 1 } }] })).toEqual([
       'models[0].headers must be a mapping of names to string values',
     ]);
   });
 
   it('names the field at fault', () => {
-    expect(problemsOf({ models: [{ name: 'a', engine: 'stub', prefillMs: -1 }] })).toEqual([
+    expect(configProblemsOf({ models: [{ name: 'a', engine: 'stub', prefillMs: -1 }] })).toEqual([
       'models[0].prefillMs must not be less than 0',
     ]);
-    expect(problemsOf({ keepalive: { mode: 'loud' } })[0]).toMatch(/^keepalive\.mode must be one of/);
-    expect(problemsOf({ server: { port: 'eighty' } })).toContain('server.port must be an integer number');
+    expect(configProblemsOf({ keepalive: { mode: 'loud' } })[0]).toMatch(/^keepalive\.mode must be one of/);
+    expect(configProblemsOf({ server: { port: 'eighty' } })).toContain('server.port must be an integer number');
   });
 
   it('rejects unknown keys, unknown engines and duplicate names', () => {
-    expect(problemsOf({ models: [{ name: 'a', engine: 'stub', prefilMs: 5 }] })[0]).toMatch(
+    expect(configProblemsOf({ models: [{ name: 'a', engine: 'stub', prefilMs: 5 }] })[0]).toMatch(
       /^models\[0\]\.prefilMs: unknown field/,
     );
-    expect(problemsOf({ models: [{ name: 'a', engine: 'gpt' }] })).toEqual([
+    expect(configProblemsOf({ models: [{ name: 'a', engine: 'gpt' }] })).toEqual([
       'models[0].engine must be one of: stub, http, llama (got "gpt")',
     ]);
-    expect(problemsOf({ models: [{ name: 'a', engine: 'stub' }, { name: 'a', engine: 'stub' }] })).toEqual([
+    expect(configProblemsOf({ models: [{ name: 'a', engine: 'stub' }, { name: 'a', engine: 'stub' }] })).toEqual([
       'models must have unique names',
     ]);
   });
@@ -73,10 +65,10 @@ describe('configuration', () => {
       gpu: false,
       gpuLayers: 0,
     });
-    expect(problemsOf({ models: [{ name: 'x', engine: 'llama', modelPath: 'm', gpuLayers: 'most' }] })).toEqual([
+    expect(configProblemsOf({ models: [{ name: 'x', engine: 'llama', modelPath: 'm', gpuLayers: 'most' }] })).toEqual([
       'models[0].gpuLayers must be "auto" or an integer >= 0',
     ]);
-    expect(problemsOf({ models: [{ name: 'x', engine: 'llama' }] })).toContain('models[0].modelPath must be a string');
+    expect(configProblemsOf({ models: [{ name: 'x', engine: 'llama' }] })).toContain('models[0].modelPath must be a string');
   });
 
   it('loads a YAML file and lets flags override it', () => {

@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from './config-loader.js';
+import { configProblemsOf } from '../../test/support/config-problems.js';
+import { parseConfig } from './config-loader.js';
 
-function problemsOf(raw: unknown): string[] {
-  try {
-    parseConfig(raw);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('the responses section', () => {
   it('is optional: without it there is no encryption key (a random one is made at start)', () => {
@@ -22,7 +14,7 @@ describe('the responses section', () => {
   });
 
   it('refuses a short key or an unknown field, without echoing the key', () => {
-    const problems = problemsOf({ responses: { encryptionKey: 'short-secret', store: 'maybe' } });
+    const problems = configProblemsOf({ responses: { encryptionKey: 'short-secret', store: 'maybe' } });
     expect(problems.join('\n')).toMatch(/encryptionKey must be at least 32 characters/);
     expect(problems.join('\n')).toMatch(/responses\.store/);
     expect(problems.join('\n')).not.toContain('short-secret');

@@ -3,23 +3,13 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { AIMessage, AIMessageChunk, HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { lastToolExchange, LYON, OPENAI_REASONING_MODEL, startClientGateway, THOUGHT, weatherIn, type ClientGateway } from './support/client-gateway.js';
-import { takeRefusedHosts } from './support/offline-guard.js';
+import { lastToolExchange, LYON, OPENAI_REASONING_MODEL, THOUGHT, useClientGateway, weatherIn } from './support/client-gateway.js';
 
 // LangChain JS chat models on their defaults (only the base URL and the key set), plus the
 // options that ask a model to show its reasoning.
-let served: ClientGateway;
-beforeAll(async () => {
-  served = await startClientGateway();
-});
-afterAll(async () => {
-  await served?.close();
-});
-afterEach(() => {
-  expect(takeRefusedHosts()).toEqual([]);
-});
+const served = useClientGateway();
 
 interface Client {
   name: string;
@@ -37,7 +27,7 @@ const reasoningBlocks = (message: AIMessage) =>
 const CLIENTS: Client[] = [
   {
     name: 'ChatOpenAI (chat completions)',
-    chat: (model) => new ChatOpenAI({ model, apiKey: 'test-key', configuration: { baseURL: served.baseURL } }),
+    chat: (model) => new ChatOpenAI({ model, apiKey: 'test-key', configuration: { baseURL: served().baseURL } }),
     reasoningModel: 'thinker',
     // LangChain keeps chat-completions reasoning out of the content blocks.
     reasoningOf: (message) => String(message.additional_kwargs.reasoning_content ?? ''),
@@ -49,7 +39,7 @@ const CLIENTS: Client[] = [
       new ChatOpenAI({
         model,
         apiKey: 'test-key',
-        configuration: { baseURL: served.baseURL },
+        configuration: { baseURL: served().baseURL },
         useResponsesApi: true,
         ...(reasoning && { reasoning: { summary: 'auto' as const } }),
       }),
@@ -63,7 +53,7 @@ const CLIENTS: Client[] = [
       new ChatAnthropic({
         model,
         apiKey: 'test-key',
-        anthropicApiUrl: served.gateway.url,
+        anthropicApiUrl: served().gateway.url,
         ...(reasoning && { thinking: { type: 'enabled' as const, budget_tokens: 1024 } }),
       }),
     reasoningModel: 'thinker',
@@ -129,7 +119,7 @@ describe.each(CLIENTS)('$name', (client) => {
     history.push(call, result);
     const answer = await streamWhole(model, history);
     expect(answer.text).toBe(JSON.stringify(LYON));
-    const exchange = lastToolExchange(served.upstream);
+    const exchange = lastToolExchange(served().upstream);
     expect(exchange.call?.function).toMatchObject({ name: 'get_weather', arguments: JSON.stringify(LYON) });
     expect(exchange.result?.tool_call_id).toBe(exchange.call?.id);
     expect(exchange.resultText).toContain(weatherIn('Lyon'));

@@ -1,25 +1,18 @@
 import { Agent, OpenAIChatCompletionsModel, OpenAIProvider, Runner, tool, user, type AgentInputItem, type RunResult } from '@openai/agents';
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { lastToolExchange, LYON, startClientGateway, THOUGHT, weatherIn, type ClientGateway } from './support/client-gateway.js';
+import { lastToolExchange, LYON, THOUGHT, useClientGateway, weatherIn } from './support/client-gateway.js';
 import { takeRefusedHosts } from './support/offline-guard.js';
 
 // The OpenAI Agents SDK on its defaults: the Responses API and its default model (gpt-5.4-mini,
 // with the reasoning and verbosity settings it sends for that model). Only the client's base URL
 // and key are set. Its tracing exporter stays off because vitest sets NODE_ENV=test; the offline
 // guard would catch it otherwise.
-let served: ClientGateway;
+const served = useClientGateway();
 let runner: Runner;
-beforeAll(async () => {
-  served = await startClientGateway();
-  runner = new Runner({ modelProvider: new OpenAIProvider({ baseURL: served.baseURL, apiKey: 'test-key' }) });
-});
-afterAll(async () => {
-  await served?.close();
-});
-afterEach(() => {
-  expect(takeRefusedHosts()).toEqual([]);
+beforeAll(() => {
+  runner = new Runner({ modelProvider: new OpenAIProvider({ baseURL: served().baseURL, apiKey: 'test-key' }) });
 });
 
 const getWeather = tool({
@@ -62,7 +55,7 @@ describe('an agent on the default model (Responses API)', () => {
     expect(itemTypes(result)).toEqual(expect.arrayContaining(['tool_call_item', 'tool_call_output_item', 'message_output_item']));
     expect(result.state.usage.requests).toBe(2);
     expect(result.finalOutput).toBe(JSON.stringify(LYON));
-    const exchange = lastToolExchange(served.upstream);
+    const exchange = lastToolExchange(served().upstream);
     expect(exchange.result?.tool_call_id).toBe(exchange.call?.id);
     expect(exchange.resultText).toContain(weatherIn('Lyon'));
   });
@@ -91,9 +84,9 @@ describe('an agent on the default model (Responses API)', () => {
     const history: AgentInputItem[] = [...first.history, user('and a second')];
     const second = await runner.run(forecaster, history);
     expect(second.finalOutput).toBe('and a second');
-    const { messages } = served.upstream.state.received.at(-1)!.body as { messages: Array<{ role: string }> };
+    const { messages } = served().upstream.state.received.at(-1)!.body as { messages: Array<{ role: string }> };
     expect(messages.map((message) => message.role).filter((role) => role !== 'system')).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
-    expect(lastToolExchange(served.upstream).resultText).toContain(weatherIn('Lyon'));
+    expect(lastToolExchange(served().upstream).resultText).toContain(weatherIn('Lyon'));
   });
 });
 
@@ -107,7 +100,7 @@ describe('an agent on a named model', () => {
   });
 
   it('runs a tool loop over Chat Completions (OpenAIChatCompletionsModel)', async () => {
-    const client = new OpenAI({ baseURL: served.baseURL, apiKey: 'test-key' });
+    const client = new OpenAI({ baseURL: served().baseURL, apiKey: 'test-key' });
     const forecaster = new Agent({
       name: 'Forecaster',
       model: new OpenAIChatCompletionsModel(client, 'stub'),

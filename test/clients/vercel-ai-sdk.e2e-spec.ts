@@ -2,26 +2,16 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, stepCountIs, streamText, tool, type LanguageModel, type ModelMessage, type PrepareStepFunction, type TextStreamPart, type ToolSet } from 'ai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { lastToolExchange, LYON, OPENAI_REASONING_MODEL, startClientGateway, THOUGHT, weatherIn, type ClientGateway } from './support/client-gateway.js';
-import { takeRefusedHosts } from './support/offline-guard.js';
+import { lastToolExchange, LYON, OPENAI_REASONING_MODEL, THOUGHT, useClientGateway, weatherIn } from './support/client-gateway.js';
 
 // The Vercel AI SDK's four ways to reach Gantry, each on its defaults (only baseURL and apiKey set).
 // Its warnings concern the requests it builds (an unknown model's output limit), not Gantry's
 // answers: they are kept off the test output.
 (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = false;
 
-let served: ClientGateway;
-beforeAll(async () => {
-  served = await startClientGateway();
-});
-afterAll(async () => {
-  await served?.close();
-});
-afterEach(() => {
-  expect(takeRefusedHosts()).toEqual([]);
-});
+const served = useClientGateway();
 
 interface Provider {
   name: string;
@@ -46,13 +36,13 @@ interface Provider {
 const PROVIDERS: Provider[] = [
   {
     name: '@ai-sdk/openai chat',
-    model: (id) => createOpenAI({ baseURL: served.baseURL, apiKey: 'test-key' }).chat(id),
+    model: (id) => createOpenAI({ baseURL: served().baseURL, apiKey: 'test-key' }).chat(id),
     streamUsage: true,
     toolCallId: /^call_/,
   },
   {
     name: '@ai-sdk/openai responses',
-    model: (id) => createOpenAI({ baseURL: served.baseURL, apiKey: 'test-key' }).responses(id),
+    model: (id) => createOpenAI({ baseURL: served().baseURL, apiKey: 'test-key' }).responses(id),
     streamUsage: true,
     reasoningModel: OPENAI_REASONING_MODEL,
     thinking: { openai: { reasoningSummary: 'auto' } },
@@ -61,14 +51,14 @@ const PROVIDERS: Provider[] = [
   },
   {
     name: '@ai-sdk/openai-compatible',
-    model: (id) => createOpenAICompatible({ name: 'gantry', baseURL: served.baseURL, apiKey: 'test-key' }).chatModel(id),
+    model: (id) => createOpenAICompatible({ name: 'gantry', baseURL: served().baseURL, apiKey: 'test-key' }).chatModel(id),
     streamUsage: false,
     reasoningModel: 'thinker',
     toolCallId: /^call_/,
   },
   {
     name: '@ai-sdk/anthropic',
-    model: (id) => createAnthropic({ baseURL: served.baseURL, apiKey: 'test-key' })(id),
+    model: (id) => createAnthropic({ baseURL: served().baseURL, apiKey: 'test-key' })(id),
     streamUsage: true,
     reasoningModel: 'thinker',
     thinking: { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } },
@@ -99,7 +89,7 @@ async function drain<TOOLS extends ToolSet>(result: { fullStream: AsyncIterable<
 
 /** The upstream got the tool's result as the answer to the call it made. */
 function expectResultHandedUpstream() {
-  const exchange = lastToolExchange(served.upstream);
+  const exchange = lastToolExchange(served().upstream);
   expect(exchange.call?.function).toMatchObject({ name: 'get_weather', arguments: JSON.stringify(LYON) });
   expect(exchange.result?.tool_call_id).toBe(exchange.call?.id);
   expect(exchange.resultText).toContain(weatherIn('Lyon'));

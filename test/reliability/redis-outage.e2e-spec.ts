@@ -1,9 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../apps/bench/loopback.js';
 import { RedisLimitStore } from '../../src/auth/redis-limit-store.js';
 import { startGateway, type RunningGateway } from '../support/gateway.js';
 import { unpooledAgent } from '../support/http-stream.js';
@@ -26,17 +27,6 @@ const RESTARTED_KEY = 'sk-gantry-outage-restarted-0b3a';
 const MAX_STREAMS = 4;
 const LONG_PROMPT = Array.from({ length: 400 }, (_, index) => `w${index}`).join(' ');
 
-/** A free loopback port, found by binding port 0 and letting it go. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Whether a redis-server answers PING on `port`. */
 function pings(port: number): Promise<boolean> {

@@ -1,5 +1,7 @@
 import { startMockUpstream, type MockUpstream } from '../../../apps/mock-upstream/mock-upstream.js';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { startGateway, type RunningGateway } from '../../support/gateway.js';
+import { takeRefusedHosts } from './offline-guard.js';
 
 /** The reasoning text the `thinker` models stream before answering. */
 export const THOUGHT = 'weigh it first';
@@ -74,4 +76,22 @@ export function lastToolExchange(upstream: MockUpstream) {
   const call = messages.find((message) => message.role === 'assistant' && message.tool_calls?.length)?.tool_calls?.[0];
   const result = messages.find((message) => message.role === 'tool');
   return { call, result, resultText: JSON.stringify(result?.content) };
+}
+
+/**
+ * One gateway for a spec file: started before its tests and closed after them; after each test
+ * the offline guard must have refused no connection. Returns the running gateway.
+ */
+export function useClientGateway(): () => ClientGateway {
+  let served: ClientGateway | undefined;
+  beforeAll(async () => {
+    served = await startClientGateway();
+  });
+  afterAll(async () => {
+    await served?.close();
+  });
+  afterEach(() => {
+    expect(takeRefusedHosts()).toEqual([]);
+  });
+  return () => served!;
 }
