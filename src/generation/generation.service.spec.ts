@@ -24,10 +24,10 @@ function serviceWith(engine: InferenceEngine, model: Partial<ModelConfig> = {}) 
 }
 
 describe('GenerationService.accept', () => {
-  it('folds every event into the telemetry before anyone downstream sees it', () => {
+  it('folds every event into the telemetry before anyone downstream sees it', async () => {
     const engine = new ManualEngine();
     const telemetry = new GenerationTelemetry('chat');
-    const { events$ } = serviceWith(engine).accept(generationRequest({ model: 'manual' }), { telemetry, stream: true });
+    const { events$ } = await serviceWith(engine).accept(generationRequest({ model: 'manual' }), { telemetry, stream: true });
     const seen: Array<{ type: string; outputEvents: number; finishReason?: string }> = [];
     events$.subscribe((event) => seen.push({ type: event.type, outputEvents: telemetry.outputEvents, finishReason: telemetry.finishReason }));
 
@@ -43,13 +43,13 @@ describe('GenerationService.accept', () => {
     expect(telemetry.usage.completionTokens).toBe(2);
   });
 
-  it('records acceptance at once and admission when a slot is free, in the telemetry it was given', () => {
+  it('records acceptance at once and admission when a slot is free, in the telemetry it was given', async () => {
     const engine = new ManualEngine();
     const service = serviceWith(engine, { maxConcurrency: 1 });
     const first = new GenerationTelemetry('messages');
     const second = new GenerationTelemetry('messages');
-    const running = service.accept(generationRequest({ model: 'manual' }), { telemetry: first, stream: false }).events$.subscribe();
-    const queued = service.accept(generationRequest({ model: 'manual' }), { telemetry: second, stream: true });
+    const running = (await service.accept(generationRequest({ model: 'manual' }), { telemetry: first, stream: false })).events$.subscribe();
+    const queued = await service.accept(generationRequest({ model: 'manual' }), { telemetry: second, stream: true });
 
     expect(first).toMatchObject({ api: 'messages', accepted: true, model: 'manual', engine: 'stub', stream: false });
     expect(first.admittedAt).toBeDefined();
@@ -61,13 +61,13 @@ describe('GenerationService.accept', () => {
     waiting.unsubscribe();
   });
 
-  it('names the model in the telemetry of a request it refuses', () => {
+  it('names the model in the telemetry of a request it refuses', async () => {
     const engine = new ManualEngine();
     const telemetry = new GenerationTelemetry('chat');
     const service = serviceWith(engine, { maxConcurrency: 1, maxQueue: 0 });
-    service.accept(generationRequest({ model: 'manual' }), { telemetry: new GenerationTelemetry('chat'), stream: true }).events$.subscribe();
+    (await service.accept(generationRequest({ model: 'manual' }), { telemetry: new GenerationTelemetry('chat'), stream: true })).events$.subscribe();
 
-    expect(() => service.accept(generationRequest({ model: 'manual' }), { telemetry, stream: true })).toThrow(/queue is full/);
+    await expect(service.accept(generationRequest({ model: 'manual' }), { telemetry, stream: true })).rejects.toThrow(/queue is full/);
     expect(telemetry).toMatchObject({ model: 'manual', engine: 'stub', accepted: false });
   });
 });

@@ -39,7 +39,17 @@ export class GenerationService {
     @Inject(GatewayConfig) private readonly config: GatewayConfig,
   ) {}
 
-  accept(request: GenerationRequest, { telemetry, stream, names = DEFAULT_FIELD_NAMES }: AcceptOptions): AcceptedGeneration {
+  /**
+   * Accepts a generation, or rejects with the refusal (unknown model, limits, a full queue). A
+   * promise because admission may be decided elsewhere (another process holds the instance's
+   * queues); the work itself waits in `events$`.
+   */
+  async accept(request: GenerationRequest, options: AcceptOptions): Promise<AcceptedGeneration> {
+    return this.acceptNow(request, options);
+  }
+
+  /** `accept`, decided in this process. */
+  private acceptNow(request: GenerationRequest, { telemetry, stream, names = DEFAULT_FIELD_NAMES }: AcceptOptions): AcceptedGeneration {
     const model = this.registry.resolve(request.model);
     telemetry.identify({ model: request.model, engine: model.config.engine });
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);

@@ -71,16 +71,16 @@ export class GenerationRoutes {
     const telemetry = telemetryOf(httpRequest)!;
     const request = protocol.decode(body, this.settings);
     const names = protocol.fieldNames(body);
-    if (body.stream !== true) {
-      const accepted = this.generations.accept(request, { telemetry, stream: false, names });
-      const identity = protocol.identify(body, this.settings);
-      return this.responder.json(reply, accepted, (result) => protocol.toBody(result, identity), protocol.dialect);
-    }
-    // Accepted (limits and the queue checked) before the prompt is counted: a refusal costs no count.
-    const accepted = this.generations.accept(request, { telemetry, stream: true, names });
-    const open = (promptTokens: number | undefined) =>
-      this.responder.sse(reply, accepted, protocol.encode(body, protocol.identify(body, this.settings), promptTokens));
-    if (!protocol.countsPromptTokens) return open(undefined);
-    return defer(() => this.generations.countPromptTokens(request, names)).pipe(mergeMap((promptTokens) => open(promptTokens)));
+    const stream = body.stream === true;
+    // Accepted (limits and the queue checked) before a prompt is counted: a refusal costs no count.
+    return defer(() => this.generations.accept(request, { telemetry, stream, names })).pipe(
+      mergeMap((accepted) => {
+        const identity = protocol.identify(body, this.settings);
+        if (!stream) return this.responder.json(reply, accepted, (result) => protocol.toBody(result, identity), protocol.dialect);
+        const open = (promptTokens: number | undefined) => this.responder.sse(reply, accepted, protocol.encode(body, identity, promptTokens));
+        if (!protocol.countsPromptTokens) return open(undefined);
+        return defer(() => this.generations.countPromptTokens(request, names)).pipe(mergeMap((promptTokens) => open(promptTokens)));
+      }),
+    );
   }
 }
