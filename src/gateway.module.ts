@@ -5,6 +5,7 @@ import { HttpModule } from './http/http.module.js';
 import { LifecycleModule } from './lifecycle/lifecycle.module.js';
 import { ModelsModule } from './models/models.module.js';
 import { ObservabilityModule, type ObservabilityOptions } from './observability/observability.module.js';
+import { StoredResponsesModule } from './stored-responses/stored-responses.module.js';
 
 /**
  * The gateway, assembled from a validated configuration, plus any plugin modules. Guards run in
@@ -24,6 +25,7 @@ export class GatewayModule {
         AuthModule,
         ModelsModule,
         ObservabilityModule.forRoot(config, options.observability),
+        StoredResponsesModule,
         HttpModule,
         ...(options.plugins ?? []),
       ],

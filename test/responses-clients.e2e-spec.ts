@@ -251,9 +251,9 @@ describe('without the new options', () => {
     expect((response.output[0] as Item).encrypted_content).toBeUndefined();
   });
 
-  it('keeps item_reference a clear 400 (nothing is stored)', async () => {
+  it('answers an item_reference to nothing stored with a clear 400 naming it', async () => {
     const failure = await refusal(openai.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: 'msg_1' }] as never }));
     expect(failure.status).toBe(400);
-    expect(failure.message).toContain('item_reference');
+    expect(failure.message).toContain("Item with id 'msg_1' not found");
   });
 });

@@ -13,10 +13,51 @@ describe('the responses section', () => {
     expect(parseConfig({ responses: { encryptionKey: key } }).responses.encryptionKey).toBe(key);
   });
 
-  it('refuses a short key or an unknown field, without echoing the key', () => {
+  it('refuses a short key or an unknown store, without echoing the key', () => {
     const problems = configProblemsOf({ responses: { encryptionKey: 'short-secret', store: 'maybe' } });
     expect(problems.join('\n')).toMatch(/encryptionKey must be at least 32 characters/);
-    expect(problems.join('\n')).toMatch(/responses\.store/);
+    expect(problems.join('\n')).toMatch(/responses\.store must be one of the following values: memory, redis, off/);
     expect(problems.join('\n')).not.toContain('short-secret');
+  });
+
+  it('keeps stored responses in memory by default, bounded', () => {
+    expect(parseConfig({}).responses).toMatchObject({
+      store: 'memory',
+      ttlSeconds: 86_400,
+      maxStoredResponses: 10_000,
+      maxEventsPerResponse: 100_000,
+      maxStoredBytes: 256 * 1024 * 1024,
+      redisTimeoutMs: 1_000,
+      redisKeyPrefix: 'gantry:responses:',
+    });
+    expect(parseConfig({}).responses.redisUrl).toBeUndefined();
+  });
+
+  it('takes a shared Redis store, or none', () => {
+    const redis = parseConfig({ responses: { store: 'redis', redisUrl: 'redis://10.0.0.9:6379', ttlSeconds: 3_600, redisTimeoutMs: 250 } });
+    expect(redis.responses).toMatchObject({ store: 'redis', redisUrl: 'redis://10.0.0.9:6379', ttlSeconds: 3_600, redisTimeoutMs: 250 });
+    expect(parseConfig({ responses: { store: 'off' } }).responses.store).toBe('off');
+  });
+
+  it('refuses a Redis store without a redis:// URL', () => {
+    expect(configProblemsOf({ responses: { store: 'redis' } })).toEqual(['responses.redisUrl is required with store: redis (redis://host:6379 or rediss://...)']);
+    expect(configProblemsOf({ responses: { store: 'redis', redisUrl: 'http://10.0.0.9:6379' } })).toEqual([
+      'responses.redisUrl must be a redis:// or rediss:// URL',
+    ]);
+  });
+
+  it('refuses bounds that would keep nothing or time out at once', () => {
+    const problems = configProblemsOf({
+      responses: { ttlSeconds: 0, maxStoredResponses: 0, maxEventsPerResponse: 15, maxStoredBytes: 1_000, redisTimeoutMs: 5, redisKeyPrefix: 'a b' },
+    });
+    expect(problems).toEqual([
+      'responses.ttlSeconds must not be less than 1',
+      'responses.maxStoredResponses must not be less than 1',
+      'responses.maxEventsPerResponse must not be less than 16',
+      'responses.maxStoredBytes must be at least 1048576 (1 MiB)',
+      'responses.redisTimeoutMs must not be less than 10',
+      'responses.redisKeyPrefix must not be empty or contain spaces',
+    ]);
+    expect(configProblemsOf({ responses: { ttlSeconds: 1.5 } })).toEqual(['responses.ttlSeconds must be an integer number']);
   });
 });

@@ -1,4 +1,9 @@
-import { IsOptional, IsString, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Min, MinLength, ValidateIf } from 'class-validator';
+
+export const RESPONSE_STORES = ['memory', 'redis', 'off'] as const;
+export type ResponseStoreKind = (typeof RESPONSE_STORES)[number];
+
+const MIB = 1024 * 1024;
 
 /** The OpenAI Responses API (`responses:` in the YAML). */
 export class ResponsesConfig {
@@ -11,4 +16,51 @@ export class ResponsesConfig {
   @IsString()
   @MinLength(32, { message: 'responses.encryptionKey must be at least 32 characters (for example the output of `openssl rand -base64 32`)' })
   encryptionKey?: string;
+
+  /**
+   * Where stored responses (`store: true`, `background`, `previous_response_id`) are kept:
+   * `memory` in this process (bounded below), `redis` shared by every replica, `off` nowhere
+   * (the stateful features are refused).
+   */
+  @IsIn(RESPONSE_STORES)
+  store: ResponseStoreKind = 'memory';
+
+  /** `redis://[:password@]host:port[/db]`; required with `store: redis`. */
+  @ValidateIf((responses: ResponsesConfig) => responses.store === 'redis' || responses.redisUrl !== undefined)
+  // One rule with two messages, so an absent URL reads as one problem, not three.
+  @Matches(/^rediss?:\/\//, {
+    message: ({ value }) =>
+      value === undefined ? 'redisUrl is required with store: redis (redis://host:6379 or rediss://...)' : 'redisUrl must be a redis:// or rediss:// URL',
+  })
+  redisUrl?: string;
+
+  /** A stored response, its items and its events are forgotten this long after their last write. */
+  @IsInt()
+  @Min(1)
+  ttlSeconds: number = 86_400;
+
+  /** The memory store keeps at most this many responses; past it the least recently written go. */
+  @IsInt()
+  @Min(1)
+  maxStoredResponses: number = 10_000;
+
+  /** Events kept per background response (both stores); past it the oldest are dropped. */
+  @IsInt()
+  @Min(16)
+  maxEventsPerResponse: number = 100_000;
+
+  /** The memory store's bound on JSON bytes (responses, items, events); past it the least recently written go. */
+  @IsInt()
+  @Min(MIB, { message: `maxStoredBytes must be at least ${MIB} (1 MiB)` })
+  maxStoredBytes: number = 256 * MIB;
+
+  /** How long a Redis command may take; past it the call fails (a 503 for the client). */
+  @IsInt()
+  @Min(10)
+  redisTimeoutMs: number = 1_000;
+
+  /** Prefix of every Redis key and channel: gateways that must not share responses use different ones. */
+  @IsString()
+  @Matches(/^\S+$/, { message: 'redisKeyPrefix must not be empty or contain spaces' })
+  redisKeyPrefix: string = 'gantry:responses:';
 }

@@ -7,6 +7,7 @@ import { GenerationRoutes } from './routes/generation-routes.js';
 import { HealthController } from './routes/health.controller.js';
 import { ModelsController } from './routes/models.controller.js';
 import { ReadinessController } from './routes/readiness.controller.js';
+import { StoredResponsesController } from './routes/stored-responses.controller.js';
 import { StreamResponder } from './streaming/stream-responder.js';
 
 /**
@@ -14,7 +15,7 @@ import { StreamResponder } from './streaming/stream-responder.js';
  * why), the other routes as Nest controllers, the shared responder and the error filter.
  */
 @Module({
-  controllers: [CountTokensController, ModelsController, HealthController, ReadinessController],
+  controllers: [CountTokensController, ModelsController, HealthController, ReadinessController, StoredResponsesController],
   providers: [GenerationService, StreamResponder, GenerationRoutes, { provide: APP_FILTER, useClass: ProtocolExceptionFilter }],
 })
 export class HttpModule {}

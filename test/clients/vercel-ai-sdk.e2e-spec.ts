@@ -26,9 +26,8 @@ interface Provider {
   toolCallId: RegExp;
   /**
    * On its defaults (`store: true`) the provider sends earlier output back as `item_reference`s,
-   * which only a gateway that stores responses can resolve; until Gantry does, the history tests
-   * run these providers with `store: false` (history sent whole, reasoning sealed) and the
-   * default is skipped.
+   * which Gantry resolves from its response store; the history tests also run these providers
+   * with `store: false` (history sent whole, reasoning sealed).
    */
   historyByReference?: boolean;
 }
@@ -42,7 +41,8 @@ const PROVIDERS: Provider[] = [
   },
   {
     name: '@ai-sdk/openai responses',
-    model: (id) => createOpenAI({ baseURL: served().baseURL, apiKey: 'test-key' }).responses(id),
+    // The fetch only records what the provider sends (to see its item references).
+    model: (id) => createOpenAI({ baseURL: served().baseURL, apiKey: 'test-key', fetch: recordingFetch }).responses(id),
     streamUsage: true,
     reasoningModel: OPENAI_REASONING_MODEL,
     thinking: { openai: { reasoningSummary: 'auto' } },
@@ -65,6 +65,14 @@ const PROVIDERS: Provider[] = [
     toolCallId: /^toolu_/,
   },
 ];
+
+/** The Responses provider's request bodies, newest last. */
+const responsesBodies: Array<Record<string, any>> = [];
+const recordingFetch: typeof fetch = async (input, init) => {
+  if (typeof init?.body === 'string') responsesBodies.push(JSON.parse(init.body) as Record<string, any>);
+  return fetch(input, init);
+};
+const sentItemReferences = () => (responsesBodies.at(-1)?.input as Array<Record<string, any>>).filter((item) => item.type === 'item_reference');
 
 const weatherTools = {
   get_weather: tool({
@@ -156,21 +164,21 @@ describe.each(PROVIDERS)('$name', (provider) => {
     expectResultHandedUpstream();
   });
 
-  // Stored responses (item_reference) are not served yet: see `historyByReference`.
-  const historyOptions = provider.historyByReference ? { openai: { ...provider.thinking?.openai, store: false } } : provider.thinking;
+  const unstoredOptions = { openai: { ...provider.thinking?.openai, store: false } };
 
-  it.skipIf(provider.historyByReference)('a second turn sends the first answer back as history, on the defaults', async () => {
+  it('a second turn sends the first answer back as history, on the defaults', async () => {
     const first = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: provider.thinking, prompt: 'first question here' });
     const messages: ModelMessage[] = [{ role: 'user', content: 'first question here' }, ...first.response.messages, { role: 'user', content: 'and a second' }];
     const second = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: provider.thinking, messages });
     expect(second.text).toBe('and a second');
     expect(second.usage.inputTokens).toBeGreaterThanOrEqual(first.usage.inputTokens! + wordCount(first.text) + wordCount('and a second'));
+    if (provider.historyByReference) expect(sentItemReferences().length).toBeGreaterThan(0);
   });
 
   it.runIf(provider.historyByReference)('a second turn sends the first answer back as history, with store: false', async () => {
-    const first = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: historyOptions, prompt: 'first question here' });
+    const first = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: unstoredOptions, prompt: 'first question here' });
     const messages: ModelMessage[] = [{ role: 'user', content: 'first question here' }, ...first.response.messages, { role: 'user', content: 'and a second' }];
-    const second = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: historyOptions, messages });
+    const second = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: unstoredOptions, messages });
     expect(second.text).toBe('and a second');
     // The stub counts every word of the prompt: the history must have reached it whole.
     expect(second.usage.inputTokens).toBeGreaterThanOrEqual(first.usage.inputTokens! + wordCount(first.text) + wordCount('and a second'));
@@ -199,11 +207,11 @@ describe.each(PROVIDERS)('$name', (provider) => {
     expect(await result.reasoningText).toBe(THOUGHT);
   });
 
-  it.runIf(provider.reasoningModel)('generateText runs the tool loop on a reasoning model, its reasoning sent back in the history', async () => {
+  const reasoningToolLoop = async (providerOptions: typeof provider.thinking) => {
     // The model calls the tool on its own: with thinking on, Anthropic clients may not force one.
     const result = await generateText({
       model: provider.model(OPENAI_REASONING_MODEL),
-      providerOptions: historyOptions,
+      providerOptions,
       tools: weatherTools,
       stopWhen: stepCountIs(2),
       prompt: JSON.stringify(LYON),
@@ -214,5 +222,16 @@ describe.each(PROVIDERS)('$name', (provider) => {
     expect(result.finishReason).toBe('stop');
     expect(result.text).toBe(JSON.stringify(LYON));
     expectResultHandedUpstream();
+  };
+
+  it.runIf(provider.reasoningModel)('generateText runs the tool loop on a reasoning model, on the defaults', async () => {
+    await reasoningToolLoop(provider.thinking);
+    // The second step named the first one's reasoning and call by reference: the store resolved them.
+    if (provider.historyByReference) expect(sentItemReferences().length).toBeGreaterThan(0);
+  });
+
+  it.runIf(provider.historyByReference)('generateText runs the tool loop on a reasoning model, with store: false', async () => {
+    await reasoningToolLoop(unstoredOptions);
+    expect(sentItemReferences()).toEqual([]);
   });
 });

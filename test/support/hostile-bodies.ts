@@ -62,7 +62,7 @@ const ENDPOINTS: Endpoint[] = [
       temperature: [5, 'warm'],
       max_output_tokens: [0, 'x', -3],
       previous_response_id: ['resp_123'],
-      background: [true],
+      background: ['yes', 1],
       tools: ['x', [{ type: 'function' }]],
       text: ['plain', { format: { type: 'xml' } }],
     },

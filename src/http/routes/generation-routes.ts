@@ -12,6 +12,11 @@ import { ReasoningCipher } from '../../protocols/openai-responses/reasoning-ciph
 import { RESPONSES_PROTOCOL } from '../../protocols/openai-responses/responses-protocol.js';
 import { ResponsesRequestDto } from '../../protocols/openai-responses/responses-request.dto.js';
 import type { GenerationBody, ProtocolDescriptor, ProtocolSettings } from '../../protocols/protocol-descriptor.js';
+import { responseObject, type ResponseEnvelope } from '../../protocols/openai-responses/response-object.js';
+import { BackgroundRuns } from '../../stored-responses/background-runs.js';
+import type { ResponseObject } from '../../stored-responses/response-store.js';
+import { storedResponsesProtocol } from '../../stored-responses/stored-responses-protocol.js';
+import { StoredResponses, type PreparedResponse } from '../../stored-responses/stored-responses.js';
 import { StreamResponder } from '../streaming/stream-responder.js';
 import { DirectBody, DirectExchange, DirectPost, type HttpExchange } from './direct-route.decorator.js';
 import { validated } from './validated-body.js';
@@ -37,6 +42,8 @@ export class GenerationRoutes {
   constructor(
     @Inject(GenerationService) private readonly generations: GenerationService,
     @Inject(StreamResponder) private readonly responder: StreamResponder,
+    @Inject(StoredResponses) private readonly stored: StoredResponses,
+    @Inject(BackgroundRuns) private readonly backgroundRuns: BackgroundRuns,
     @Inject(GatewayConfig) config: GatewayConfig,
   ) {
     this.settings = { reasoningCipher: ReasoningCipher.fromSecret(config.responses.encryptionKey) };
@@ -47,14 +54,56 @@ export class GenerationRoutes {
     return this.serve(CHAT_PROTOCOL, validated(body, ChatCompletionRequestDto), http);
   }
 
+  /**
+   * Responses reads the stored state a request names first (a refusal is a 400 or 503 before
+   * anything runs), then serves it as a stream, a body, or a background run.
+   */
   @ServesProtocol(RESPONSES_PROTOCOL)
   responses(@DirectBody() body: ResponsesRequestDto, @DirectExchange() http: HttpExchange): Observable<EngineEvent> {
-    return this.serve(RESPONSES_PROTOCOL, validated(body, ResponsesRequestDto), http);
+    const request = validated(body, ResponsesRequestDto);
+    if (!this.stored.enabled) return this.serve(RESPONSES_PROTOCOL, request, http);
+    return defer(() => this.stored.prepare(request)).pipe(
+      mergeMap((prepared) => {
+        const protocol = storedResponsesProtocol(prepared, this.stored);
+        return prepared.keeping.background ? this.runInBackground(protocol, prepared, request, http) : this.serve(protocol, request, http);
+      }),
+    );
   }
 
   @ServesProtocol(MESSAGES_PROTOCOL)
   messages(@DirectBody() body: MessagesRequestDto, @DirectExchange() http: HttpExchange): Observable<EngineEvent> {
     return this.serve(MESSAGES_PROTOCOL, validated(body, MessagesRequestDto), http);
+  }
+
+  /**
+   * A background response: accepted like any request (a refusal is its status), kept as
+   * `queued`, then run with nobody connected. The client gets the response at once, or follows
+   * its events (hanging up stops following, not the run).
+   */
+  private runInBackground(
+    protocol: ProtocolDescriptor<ResponsesRequestDto, ResponseEnvelope>,
+    prepared: PreparedResponse,
+    body: ResponsesRequestDto,
+    { request: httpRequest, reply }: HttpExchange,
+  ): Observable<EngineEvent> {
+    const telemetry = telemetryOf(httpRequest)!;
+    const request = protocol.decode(body, this.settings);
+    const names = protocol.fieldNames(body);
+    return defer(async () => {
+      // A background run always streams: its events go to the log, whoever follows them.
+      const accepted = await this.generations.accept(request, { telemetry, stream: true, names });
+      const envelope = protocol.identify(body, this.settings);
+      const response = responseObject(envelope, 'queued', []) as ResponseObject;
+      await this.stored.open(prepared, response);
+      // The plain encoder: the run keeps each state itself (the kept descriptor's encoder would keep the end again).
+      const encode = RESPONSES_PROTOCOL.encode(body, envelope, undefined);
+      await this.backgroundRuns.start({ response, events$: accepted.events$, encode, telemetry });
+      return response;
+    }).pipe(
+      mergeMap((response) =>
+        body.stream === true ? this.responder.sseFrames(reply, this.stored.events(response.id, -1)) : this.responder.sendJson(reply, response),
+      ),
+    );
   }
 
   /**

@@ -4,13 +4,11 @@ import type { FastifyReply } from 'fastify';
 import { Observable, type OperatorFunction } from 'rxjs';
 import { GatewayConfig } from '../../config/gateway-config.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
-import { isOutput } from '../../engine/engine-event.js';
-import { KEEPALIVE_COMMENT, type SseFrame } from '../../protocols/sse/sse-frame.js';
+import { keepaliveComments, keepaliveFrames } from '../../protocols/sse/keepalive-frames.js';
+import type { SseFrame } from '../../protocols/sse/sse-frame.js';
 import type { AcceptedGeneration } from '../../generation/generation.service.js';
 import { collectEvent, emptyGeneration, type GenerationResult } from '../../streaming/collect-generation.js';
 import { LifecycleService } from '../../lifecycle/lifecycle.service.js';
-import { heartbeat } from '../../streaming/heartbeat.js';
-import { keepalive } from '../../streaming/keepalive.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
 import { renderError, type ErrorDialect } from '../../protocols/errors/render-error.js';
 import { SseWriter } from './sse-writer.js';
@@ -46,28 +44,10 @@ export class StreamResponder {
     encode: OperatorFunction<StreamEvent, SseFrame>,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
-      reply.hijack();
-      const response = reply.raw;
-      this.trackInFlight(response);
-      // A client already gone (it hung up while a guard asked its store, or while the prompt was
-      // counted) starts no work.
-      if (response.destroyed) {
-        subscriber.complete();
-        return;
-      }
-      // A dropped slow client ends the exchange here, which cancels the engine work behind it.
-      const writer = new SseWriter(response, this.config.server.maxBufferedBytesPerStream, () => {
-        this.dropped += 1;
-        subscriber.complete();
-      });
-      writer.open(reply.getHeaders() as Record<string, string>);
-
+      const opened = this.openSse(reply, () => subscriber.complete());
+      if (opened === undefined) return;
+      const { response, writer, onClose } = opened;
       let failure: unknown;
-      const onClose = () => {
-        if (!writer.isEnded) subscriber.complete();
-      };
-      // `on`, not `once` ('close' is emitted once): `once` wraps each listener per stream.
-      response.on('close', onClose);
       // Each event goes to the encoder first, then on to the interceptors; a failure is kept to
       // be passed on once the encoder wrote its in-band error frame and the response ended.
       const input$ = new Observable<EngineEvent>((input) =>
@@ -83,7 +63,7 @@ export class StreamResponder {
           complete: () => input.complete(),
         }),
       );
-      const framesSubscription = this.frames(input$, encode, () => telemetry.markHeartbeat()).subscribe({
+      const framesSubscription = keepaliveFrames(input$, encode, this.config.keepalive, () => telemetry.markHeartbeat()).subscribe({
         next: (frame) => writer.write(frame),
         complete: () => {
           writer.end();
@@ -103,7 +83,7 @@ export class StreamResponder {
   json(
     reply: FastifyReply,
     { events$ }: AcceptedGeneration,
-    toBody: (result: GenerationResult) => unknown,
+    toBody: (result: GenerationResult) => unknown | Promise<unknown>,
     dialect: ErrorDialect,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
@@ -136,6 +116,17 @@ export class StreamResponder {
             fail(error);
             return;
           }
+          // A body kept before it is sent (a stored response) comes as a promise.
+          if (body instanceof Promise) {
+            body.then(
+              (made: unknown) => {
+                void reply.status(200).send(made);
+                subscriber.complete();
+              },
+              fail,
+            );
+            return;
+          }
           void reply.status(200).send(body);
           subscriber.complete();
         },
@@ -147,37 +138,75 @@ export class StreamResponder {
     });
   }
 
+  /**
+   * Writes frames already made (a stored response's events) as an SSE stream. A hang-up stops
+   * following them; a failure of the source cuts the connection, so the client knows to resume.
+   */
+  sseFrames(reply: FastifyReply, frames$: Observable<SseFrame>): Observable<never> {
+    return new Observable<never>((subscriber) => {
+      const opened = this.openSse(reply, () => subscriber.complete());
+      if (opened === undefined) return;
+      const { response, writer, onClose } = opened;
+      const source = this.config.keepalive.mode === 'comments' ? frames$.pipe(keepaliveComments(this.config.keepalive.intervalMs)) : frames$;
+      const framesSubscription = source.subscribe({
+        next: (frame) => writer.write(frame),
+        error: () => {
+          response.destroy();
+          subscriber.complete();
+        },
+        complete: () => {
+          writer.end();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        response.off('close', onClose);
+        framesSubscription.unsubscribe();
+        if (!writer.isEnded) response.destroy();
+      };
+    });
+  }
+
+  /** Answers with a body already made, as the route's one event-less result. */
+  sendJson(reply: FastifyReply, body: unknown): Observable<never> {
+    return new Observable<never>((subscriber) => {
+      this.trackInFlight(reply.raw);
+      void reply.status(200).send(body);
+      subscriber.complete();
+    });
+  }
+
+  /**
+   * Takes the raw response and opens the SSE stream on it; `end` is called when the client is
+   * gone (hung up, or dropped for not reading), which ends the exchange and cancels the work
+   * behind it. Undefined, and `end` called, when the client was already gone (it hung up while
+   * a guard asked its store, or while the prompt was counted): no work starts.
+   */
+  private openSse(reply: FastifyReply, end: () => void): { response: ServerResponse; writer: SseWriter; onClose: () => void } | undefined {
+    reply.hijack();
+    const response = reply.raw;
+    this.trackInFlight(response);
+    if (response.destroyed) {
+      end();
+      return undefined;
+    }
+    const writer = new SseWriter(response, this.config.server.maxBufferedBytesPerStream, () => {
+      this.dropped += 1;
+      end();
+    });
+    writer.open(reply.getHeaders() as Record<string, string>);
+    const onClose = () => {
+      if (!writer.isEnded) end();
+    };
+    // `on`, not `once` ('close' is emitted once): `once` wraps each listener per stream.
+    response.on('close', onClose);
+    return { response, writer, onClose };
+  }
+
   /** The exchange is in flight until its response closes: finished and handed over, or hung up. */
   private trackInFlight(response: ServerResponse): void {
     const leave = this.lifecycle.enter();
     response.on('close', leave);
     if (response.destroyed) leave();
-  }
-
-  /** Encoded frames with the configured keep-alive: protocol heartbeats, SSE comments, or none. */
-  private frames(
-    input: Observable<EngineEvent>,
-    encode: OperatorFunction<StreamEvent, SseFrame>,
-    onBeat: () => void,
-  ): Observable<SseFrame> {
-    const { mode, intervalMs } = this.config.keepalive;
-    switch (mode) {
-      case 'chunks': {
-        const beat = (n: number) => {
-          onBeat();
-          return heartbeat(n);
-        };
-        return input.pipe(keepalive<EngineEvent, StreamEvent>({ intervalMs, isOutput, beat }), encode);
-      }
-      case 'comments': {
-        const beat = () => {
-          onBeat();
-          return KEEPALIVE_COMMENT;
-        };
-        return input.pipe(encode, keepalive<SseFrame, SseFrame>({ intervalMs, isOutput: () => false, beat }));
-      }
-      case 'off':
-        return input.pipe(encode);
-    }
   }
 }

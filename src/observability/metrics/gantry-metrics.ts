@@ -65,6 +65,12 @@ export class GantryMetrics {
     labelNames: ['operation'],
     registers: [this.registry],
   });
+  readonly responseStoreErrors = new Counter({
+    name: 'gantry_response_store_errors_total',
+    help: 'Failed calls to the Responses store, by operation; reads fail the request (503), writes are let go.',
+    labelNames: ['operation'],
+    registers: [this.registry],
+  });
   readonly engineErrors = new Counter({
     name: 'gantry_engine_errors_total',
     help: 'Engine failures after admission, by kind.',

@@ -65,6 +65,10 @@ describe('decodeResponsesRequest tools', () => {
     [{ tools: [{ type: 'namespace', name: 'ns', tools: [] }] }, 'tools[0].tools'],
     [{ tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'web_search' }] }] }, 'tools[0].tools[0]'],
     [{ tools: [{ type: 'function', name: 'a__b' }, { type: 'namespace', name: 'a', tools: [{ type: 'function', name: 'b' }] }] }, 'tools[1].tools[0].name'],
+    // Stored state the stateful layer did not resolve (responses.store: off).
+    [{ previous_response_id: 'resp_1' }, 'previous_response_id'],
+    [{ background: true }, 'background'],
+    [{ input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id: 'msg_1' }] }, 'input[1]'],
   ])('refuses %j with a 400 naming %s', (body, param) => {
     const error = refusal(body);
     expect(error.kind).toBe('invalid_request');

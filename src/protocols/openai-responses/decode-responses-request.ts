@@ -7,8 +7,11 @@ import { decodeResponsesToolChoice } from './responses-tool-choice.js';
 import { customToolArguments, flatToolName, readResponsesTools, type ToolList } from './responses-tools.js';
 
 /**
- * A validated Responses request to the neutral GenerationRequest. Stored state is refused;
- * sealed reasoning sent back in `input` is opened with `cipher`.
+ * A validated Responses request to the neutral GenerationRequest. Sealed reasoning sent back in
+ * `input` is opened with `cipher`. Stored state must already be in the body: the stateful layer
+ * (src/stored-responses) puts the stored conversation in `input` and the items in place of their
+ * references, and removes `previous_response_id`; what is left of it here is refused (the store
+ * is off).
  */
 export function decodeResponsesRequest(body: ResponsesRequestDto, cipher: Pick<ReasoningCipher, 'open'>): GenerationRequest {
   if (body.previous_response_id !== undefined || body.conversation !== undefined) {
@@ -17,6 +20,12 @@ export function decodeResponsesRequest(body: ResponsesRequestDto, cipher: Pick<R
   }
   if (body.background === true) {
     throw new GatewayError('invalid_request', 'background responses are not supported: this gateway stores no responses', { param: 'background' });
+  }
+  const reference = typeof body.input === 'string' ? -1 : body.input.findIndex((item) => item.type === 'item_reference');
+  if (reference !== -1) {
+    throw new GatewayError('invalid_request', `input[${reference}] is an item_reference, and this gateway stores no responses: send the item itself`, {
+      param: `input[${reference}]`,
+    });
   }
   const toolset = readResponsesTools(body.tools, additionalToolLists(body.input));
   const messages: ChatMessage[] = [];

@@ -6,7 +6,7 @@ import type { ReasoningOutput } from './response-items.js';
 import type { ResponsesRequestDto } from './responses-request.dto.js';
 import { readResponsesTools, type ClientTool } from './responses-tools.js';
 
-export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
 /** What a response echoes of its request, and how it writes its items; fixed for the life of the stream. */
 export interface ResponseEnvelope {
@@ -19,8 +19,24 @@ export interface ResponseEnvelope {
   reasoning: ReasoningOutput;
 }
 
+/** How a response is kept: what its `store`, `background` and `previous_response_id` say. */
+export interface ResponseKeeping {
+  store: boolean;
+  background: boolean;
+  previousResponseId: string | null;
+}
+
+/** A response nobody keeps. */
+export const NOT_KEPT: ResponseKeeping = Object.freeze({ store: false, background: false, previousResponseId: null });
+
 /** `sealer` seals reasoning when the request includes `reasoning.encrypted_content`. */
-export function responseEnvelope(id: string, createdAt: number, body: ResponsesRequestDto, sealer?: ReasoningSealer): ResponseEnvelope {
+export function responseEnvelope(
+  id: string,
+  createdAt: number,
+  body: ResponsesRequestDto,
+  sealer?: ReasoningSealer,
+  keeping: ResponseKeeping = NOT_KEPT,
+): ResponseEnvelope {
   const summary = body.reasoning?.summary ?? body.reasoning?.generate_summary ?? null;
   return {
     id,
@@ -36,10 +52,10 @@ export function responseEnvelope(id: string, createdAt: number, body: ResponsesR
       max_output_tokens: body.max_output_tokens ?? null,
       metadata: body.metadata ?? {},
       parallel_tool_calls: body.parallel_tool_calls ?? true,
-      previous_response_id: null,
+      previous_response_id: keeping.previousResponseId,
       reasoning: { effort: body.reasoning?.effort ?? null, summary },
-      store: false,
-      background: false,
+      store: keeping.store,
+      background: keeping.background,
       temperature: body.temperature ?? 1,
       text: { format: body.text?.format ?? { type: 'text' } },
       tool_choice: body.tool_choice ?? 'auto',
@@ -63,7 +79,7 @@ export function responseObject(
     object: 'response',
     created_at: envelope.createdAt,
     status,
-    ...(status === 'completed' || status === 'incomplete' || status === 'failed' ? { completed_at: Math.floor(Date.now() / 1000) } : {}),
+    ...(status === 'completed' || status === 'incomplete' || status === 'failed' || status === 'cancelled' ? { completed_at: Math.floor(Date.now() / 1000) } : {}),
     model: envelope.model,
     output,
     error: extra.error ? { code: responsesErrorCode(extra.error), message: toOpenAIErrorBody(extra.error).error.message } : null,

@@ -18,7 +18,7 @@ describe('inputItemProblem', () => {
     ['a namespace that is not a string', { type: 'function_call', call_id: 'c', name: 'f', namespace: 3, arguments: '{}' }, /namespace/],
     ['a custom call without input', { type: 'custom_tool_call', call_id: 'c', name: 'apply_patch' }, /input/],
     ['a custom output without call_id', { type: 'custom_tool_call_output', output: 'done' }, /call_id/],
-    ['an item reference', { type: 'item_reference', id: 'msg_1' }, /item_reference needs stored items/],
+    ['an item reference without an id', { type: 'item_reference' }, /item_reference needs the id/],
   ])('refuses %s', (_, item, message) => {
     expect(inputItemProblem(item)).toMatch(message);
   });

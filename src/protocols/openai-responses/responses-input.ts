@@ -22,6 +22,8 @@ export type ResponsesReasoningItem = {
   content?: Array<{ type: 'reasoning_text' | 'text'; text: string }> | null;
   encrypted_content?: string | null;
 };
+/** An item of a stored response, by id: the gateway puts the item itself in its place before decoding. */
+export type ResponsesItemReference = { type: 'item_reference'; id: string };
 /** Tools made available from this point of the conversation (Codex sends all of its tools this way). */
 export type ResponsesAdditionalToolsItem = { type: 'additional_tools'; role: string; tools: unknown[] };
 
@@ -32,7 +34,8 @@ export type ResponsesInputItem =
   | ResponsesFunctionCallOutputItem
   | ResponsesCustomToolCallItem
   | ResponsesCustomToolCallOutputItem
-  | ResponsesReasoningItem;
+  | ResponsesReasoningItem
+  | ResponsesItemReference;
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -84,9 +87,9 @@ export function inputItemProblem(item: unknown): string | undefined {
     case 'additional_tools':
       return Array.isArray(item.tools) && isOptionalString(item.role) ? undefined : 'an additional_tools item needs a list of tools';
     case 'item_reference':
-      return 'item_reference needs stored items, and this gateway stores none: send the item itself';
+      return isString(item.id) && item.id.length > 0 ? undefined : 'an item_reference needs the id of a stored item';
     default:
-      return `item type '${String(item.type)}' is not supported (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, additional_tools)`;
+      return `item type '${String(item.type)}' is not supported (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, additional_tools, item_reference)`;
   }
 }
 

@@ -1,0 +1,315 @@
+import { Observable, type Subscriber } from 'rxjs';
+import { ResponsesConfig } from '../config/responses-config.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { eventsDropped, firstWanted, fitBatch, noEventLog, outputItemsOf } from './event-log-rules.js';
+import type { ResponseObject, ResponseStore, ResponseStoreOperation, StoredEvent, StoredItem, StoredResponse } from './response-store.js';
+
+export interface MemoryResponseStoreOptions {
+  ttlSeconds?: number;
+  maxStoredResponses?: number;
+  maxEventsPerResponse?: number;
+  maxStoredBytes?: number;
+  /** Milliseconds now; tests move it. */
+  now?: () => number;
+  /** How often expired responses are swept when nothing touches the store (an unref'd timer). */
+  sweepIntervalMs?: number;
+}
+
+interface Follower {
+  from: number;
+  subscriber: Subscriber<StoredEvent>;
+}
+
+interface EventLog {
+  /** Kept events are `events[head..]`; dropped ones are cleared and compacted away now and then. */
+  events: (StoredEvent | undefined)[];
+  head: number;
+  next: number;
+  final: boolean;
+  followers: Set<Follower>;
+}
+
+/**
+ * One kept response. Everything is held as JSON text: a copy no caller can change, about a byte
+ * per character, and the size the byte bound counts.
+ */
+interface Entry {
+  id: string;
+  responseJson: string;
+  inputJsons: string[];
+  /** The ids of the input items, in order (undefined where an item has none). */
+  inputIds: (string | undefined)[];
+  previousResponseId: string | null;
+  /** The items findable through this response, by id: its input, then its output over it. */
+  items: Map<string, string>;
+  /** JSON bytes of the Response and the items; `bytes` adds the kept events'. */
+  recordBytes: number;
+  bytes: number;
+  expiresAt: number;
+  log?: EventLog;
+  cancelRequested: boolean;
+}
+
+const DEFAULTS = new ResponsesConfig();
+const COMPACT_AFTER = 1_024;
+
+const textBytes = (text: string) => Buffer.byteLength(text);
+const eventBytes = (event: StoredEvent) => textBytes(event.event) + textBytes(event.data);
+
+/**
+ * Stored responses in this process: bounded by count, JSON bytes, events per response and TTL.
+ * Entries sit in one Map in the order of their last write, which with one TTL for all is also
+ * the order they expire in: expiry and eviction both take from its front, in O(1) each.
+ */
+export class MemoryResponseStore implements ResponseStore {
+  readonly kind = 'memory' as const;
+  private readonly entries = new Map<string, Entry>();
+  /** Which entry answers for an item id: the last one to write it. */
+  private readonly itemOwners = new Map<string, Entry>();
+  private readonly cancelListeners = new Map<string, Set<Subscriber<void>>>();
+  private readonly ttlMs: number;
+  private readonly maxResponses: number;
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
+  private readonly now: () => number;
+  private readonly sweeper: NodeJS.Timeout;
+  private totalBytes = 0;
+
+  constructor(options: MemoryResponseStoreOptions = {}) {
+    this.ttlMs = (options.ttlSeconds ?? DEFAULTS.ttlSeconds) * 1000;
+    this.maxResponses = options.maxStoredResponses ?? DEFAULTS.maxStoredResponses;
+    this.maxEvents = options.maxEventsPerResponse ?? DEFAULTS.maxEventsPerResponse;
+    this.maxBytes = options.maxStoredBytes ?? DEFAULTS.maxStoredBytes;
+    this.now = options.now ?? Date.now;
+    this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000));
+    this.sweeper.unref();
+  }
+
+  /** Responses kept now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** JSON bytes kept now (responses, items, events). */
+  get bytes(): number {
+    return this.totalBytes;
+  }
+
+  async create(record: StoredResponse): Promise<void> {
+    this.sweep();
+    const id = record.response.id;
+    const existing = this.entries.get(id);
+    if (existing) this.remove(existing);
+    const entry: Entry = {
+      id,
+      responseJson: '',
+      inputJsons: record.inputItems.map((item) => JSON.stringify(item)),
+      inputIds: record.inputItems.map((item) => (typeof item.id === 'string' ? item.id : undefined)),
+      previousResponseId: record.previousResponseId,
+      items: new Map(),
+      recordBytes: 0,
+      bytes: 0,
+      expiresAt: 0,
+      cancelRequested: false,
+    };
+    this.entries.set(id, entry);
+    this.write(entry, record.response);
+  }
+
+  async update(response: ResponseObject): Promise<void> {
+    this.sweep();
+    const entry = this.entries.get(response.id);
+    if (entry) this.write(entry, response);
+  }
+
+  async get(id: string): Promise<StoredResponse | undefined> {
+    this.sweep();
+    const entry = this.entries.get(id);
+    if (!entry) return undefined;
+    return {
+      response: JSON.parse(entry.responseJson) as ResponseObject,
+      inputItems: entry.inputJsons.map((json) => JSON.parse(json) as StoredItem),
+      previousResponseId: entry.previousResponseId,
+    };
+  }
+
+  async items(ids: readonly string[]): Promise<Map<string, StoredItem>> {
+    this.sweep();
+    const found = new Map<string, StoredItem>();
+    for (const id of ids) {
+      const json = this.itemOwners.get(id)?.items.get(id);
+      if (json !== undefined) found.set(id, JSON.parse(json) as StoredItem);
+    }
+    return found;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    this.sweep();
+    const entry = this.entries.get(id);
+    if (!entry) return false;
+    this.remove(entry);
+    return true;
+  }
+
+  async append(id: string, events: readonly StoredEvent[], final: boolean): Promise<void> {
+    this.sweep();
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    const log = (entry.log ??= { events: [], head: 0, next: 0, final: false, followers: new Set() });
+    const fit = fitBatch(events, log.next, log.final);
+    if ('problem' in fit) throw new Error(fit.problem);
+    let added = 0;
+    const copies = events.slice(fit.skip).map(({ sequence, event, data }) => {
+      const copy = { sequence, event, data };
+      added += eventBytes(copy);
+      log.events.push(copy);
+      return copy;
+    });
+    log.next += copies.length;
+    log.final ||= final;
+    while (log.events.length - log.head > this.maxEvents) {
+      added -= eventBytes(log.events[log.head]!);
+      log.events[log.head++] = undefined;
+    }
+    if (log.head > COMPACT_AFTER && log.head * 2 > log.events.length) {
+      log.events = log.events.slice(log.head);
+      log.head = 0;
+    }
+    this.resize(entry, entry.bytes + added);
+    this.touch(entry);
+    for (const follower of [...log.followers]) {
+      for (const copy of copies) if (copy.sequence >= follower.from) follower.subscriber.next(copy);
+      if (log.final) follower.subscriber.complete();
+    }
+    this.enforceBounds();
+  }
+
+  events(id: string, after: number): Observable<StoredEvent> {
+    return new Observable<StoredEvent>((subscriber) => {
+      this.sweep();
+      const log = this.entries.get(id)?.log;
+      if (!log) return subscriber.error(noEventLog(id));
+      const from = firstWanted(after);
+      const kept = log.events.length - log.head;
+      const firstKept = log.next - kept;
+      if (from < firstKept) return subscriber.error(eventsDropped(from - 1, firstKept));
+      for (let index = log.head + (from - firstKept); index < log.events.length && !subscriber.closed; index++) subscriber.next(log.events[index]!);
+      if (log.final) return subscriber.complete();
+      const follower = { from, subscriber };
+      log.followers.add(follower);
+      return () => log.followers.delete(follower);
+    });
+  }
+
+  async requestCancel(id: string): Promise<void> {
+    this.sweep();
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    entry.cancelRequested = true;
+    const listeners = this.cancelListeners.get(id);
+    this.cancelListeners.delete(id);
+    for (const listener of listeners ?? []) {
+      listener.next();
+      listener.complete();
+    }
+  }
+
+  cancelRequests(id: string): Observable<void> {
+    return new Observable<void>((subscriber) => {
+      this.sweep();
+      if (this.entries.get(id)?.cancelRequested) {
+        subscriber.next();
+        return subscriber.complete();
+      }
+      const listeners = this.cancelListeners.get(id) ?? new Set();
+      this.cancelListeners.set(id, listeners);
+      listeners.add(subscriber);
+      return () => {
+        listeners.delete(subscriber);
+        if (listeners.size === 0 && this.cancelListeners.get(id) === listeners) this.cancelListeners.delete(id);
+      };
+    });
+  }
+
+  /** Nothing fails in memory: the listener is never called. */
+  onFailure(_listener: (operation: ResponseStoreOperation, error: Error) => void): void {}
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const closed = new GatewayError('unavailable', 'The response store was closed.');
+    for (const entry of this.entries.values()) for (const follower of entry.log?.followers ?? []) follower.subscriber.error(closed);
+    this.entries.clear();
+    this.itemOwners.clear();
+    this.cancelListeners.clear();
+    this.totalBytes = 0;
+  }
+
+  /** Forgets the responses whose TTL has passed; returns how many. Runs on every call and on a timer. */
+  sweep(): number {
+    const now = this.now();
+    let swept = 0;
+    for (const entry of this.entries.values()) {
+      if (entry.expiresAt > now) break;
+      this.remove(entry);
+      swept++;
+    }
+    return swept;
+  }
+
+  /** Sets an entry's Response and re-indexes its items (input, then output over it). */
+  private write(entry: Entry, response: ResponseObject): void {
+    const items = new Map<string, string>();
+    let recordBytes = 0;
+    entry.inputJsons.forEach((json, index) => {
+      recordBytes += textBytes(json);
+      const id = entry.inputIds[index];
+      if (id !== undefined) items.set(id, json);
+    });
+    for (const item of outputItemsOf(response)) {
+      const json = JSON.stringify(item);
+      recordBytes += textBytes(json);
+      items.set(item.id, json);
+    }
+    for (const id of entry.items.keys()) if (!items.has(id) && this.itemOwners.get(id) === entry) this.itemOwners.delete(id);
+    for (const id of items.keys()) this.itemOwners.set(id, entry);
+    entry.items = items;
+    entry.responseJson = JSON.stringify(response);
+    recordBytes += textBytes(entry.responseJson);
+    this.resize(entry, entry.bytes - entry.recordBytes + recordBytes);
+    entry.recordBytes = recordBytes;
+    this.touch(entry);
+    this.enforceBounds();
+  }
+
+  private resize(entry: Entry, bytes: number): void {
+    this.totalBytes += bytes - entry.bytes;
+    entry.bytes = bytes;
+  }
+
+  /** A write: the entry moves to the back of the Map (the newest) and lives a TTL from now. */
+  private touch(entry: Entry): void {
+    this.entries.delete(entry.id);
+    this.entries.set(entry.id, entry);
+    entry.expiresAt = this.now() + this.ttlMs;
+  }
+
+  /** Lets the least recently written responses go until both bounds hold (the newest too, if it alone breaks one). */
+  private enforceBounds(): void {
+    for (const entry of this.entries.values()) {
+      if (this.entries.size <= this.maxResponses && this.totalBytes <= this.maxBytes) break;
+      this.remove(entry);
+    }
+  }
+
+  private remove(entry: Entry): void {
+    if (this.entries.get(entry.id) !== entry) return;
+    this.entries.delete(entry.id);
+    this.totalBytes -= entry.bytes;
+    for (const id of entry.items.keys()) if (this.itemOwners.get(id) === entry) this.itemOwners.delete(id);
+    const followers = entry.log?.followers;
+    if (followers && followers.size > 0) {
+      const gone = noEventLog(entry.id);
+      for (const follower of [...followers]) follower.subscriber.error(gone);
+    }
+  }
+}

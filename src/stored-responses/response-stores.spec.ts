@@ -1,0 +1,773 @@
+import { randomUUID } from 'node:crypto';
+import { subscribe as subscribeChannel, unsubscribe as unsubscribeChannel } from 'node:diagnostics_channel';
+import { createServer, type Server, type Socket, connect } from 'node:net';
+import { Redis } from 'ioredis';
+import type { Observable } from 'rxjs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../test/support/gateway.js';
+import { parseConfig } from '../config/config-loader.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { createResponseStore } from './create-response-store.js';
+import { MemoryResponseStore, type MemoryResponseStoreOptions } from './memory-response-store.js';
+import { RedisResponseStore, type RedisResponseStoreOptions } from './redis-response-store.js';
+import type { ResponseObject, ResponseStore, ResponseStoreOperation, StoredEvent, StoredItem, StoredResponse } from './response-store.js';
+import { freePort } from '../../test/support/free-port.js';
+
+// .ci/run starts a redis-server and always sets this; a developer without Redis may leave it unset.
+const REDIS_URL = process.env.GANTRY_TEST_REDIS_URL;
+if (REDIS_URL === undefined && process.env.CI) {
+  throw new Error('GANTRY_TEST_REDIS_URL must be set in CI (.ci/run starts redis-server and sets it)');
+}
+// One prefix per run, so runs sharing a Redis never see each other's keys.
+const PREFIX = `gantry-test:responses:${randomUUID()}:`;
+
+
+const stores: ResponseStore[] = [];
+const cleanups: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  await Promise.all(stores.map((store) => store.close()));
+  for (const cleanup of cleanups) await cleanup();
+});
+
+const newId = (kind: string) => `${kind}_${randomUUID().replaceAll('-', '')}`;
+
+function message(role: 'user' | 'assistant', text: string): StoredItem {
+  return { id: newId('msg'), type: 'message', role, content: [{ type: role === 'user' ? 'input_text' : 'output_text', text }] };
+}
+
+function responseObject(id: string, status: string, output: StoredItem[] = []): ResponseObject {
+  return { id, object: 'response', created_at: 1_700_000_000, status, model: 'stub', output };
+}
+
+/** A response as the routes keep it at its start: queued, three input items, no output yet. */
+function startedRecord(id = newId('resp'), previousResponseId: string | null = null): StoredResponse {
+  return {
+    response: responseObject(id, 'queued'),
+    inputItems: [message('user', 'one'), message('assistant', 'two'), message('user', 'three')],
+    previousResponseId,
+  };
+}
+
+function event(sequence: number, delta = 'x'): StoredEvent {
+  return {
+    sequence,
+    event: 'response.output_text.delta',
+    data: JSON.stringify({ type: 'response.output_text.delta', sequence_number: sequence, item_id: 'msg_1', output_index: 0, content_index: 0, delta }),
+  };
+}
+
+const events = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, index) => event(from + index));
+const sequences = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, index) => from + index);
+
+interface Follower {
+  seen: number[];
+  /** Settles when the stream completes (with what was seen) or errors. */
+  done: Promise<number[]>;
+  stop(): void;
+}
+
+function follow(events$: Observable<StoredEvent>): Follower {
+  const seen: number[] = [];
+  let stop = () => {};
+  const done = new Promise<number[]>((resolve, reject) => {
+    const subscription = events$.subscribe({
+      next: (stored) => {
+        expect(JSON.parse(stored.data).sequence_number).toBe(stored.sequence);
+        seen.push(stored.sequence);
+      },
+      error: reject,
+      complete: () => resolve(seen),
+    });
+    stop = () => subscription.unsubscribe();
+  });
+  done.catch(() => undefined);
+  return { seen, done, stop: () => stop() };
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<GatewayError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(GatewayError);
+  return error as GatewayError;
+}
+
+interface StoreOptions {
+  maxEventsPerResponse?: number;
+}
+
+/** The same contract for both stores; each test uses fresh ids. */
+function responseStoreContract(makeStore: (options?: StoreOptions) => ResponseStore) {
+  const store = (options?: StoreOptions) => {
+    const made = makeStore(options);
+    stores.push(made);
+    return made;
+  };
+
+  it('keeps a response with its input items and the response it continued; an unknown id is absent', async () => {
+    const responses = store();
+    const first = startedRecord();
+    const second = startedRecord(undefined, first.response.id);
+    await responses.create(first);
+    await responses.create(second);
+    expect(await responses.get(first.response.id)).toEqual(first);
+    expect(await responses.get(second.response.id)).toEqual(second);
+    expect(await responses.get(newId('resp'))).toBeUndefined();
+  });
+
+  it('returns copies: a caller changing what it got or gave changes nothing kept', async () => {
+    const responses = store();
+    const record = startedRecord();
+    await responses.create(record);
+    const kept = structuredClone(record);
+    record.inputItems[0]!.role = 'system';
+    const got = (await responses.get(record.response.id))!;
+    got.response.status = 'failed';
+    expect(await responses.get(record.response.id)).toEqual(kept);
+  });
+
+  it('replaces the response on update and finds its output items; an update of an unkept id keeps nothing', async () => {
+    const responses = store();
+    const record = startedRecord();
+    await responses.create(record);
+    const answer = message('assistant', 'four');
+    const reasoning: StoredItem = { id: newId('rs'), type: 'reasoning', summary: [], encrypted_content: 'sealed' };
+    const completed = responseObject(record.response.id, 'completed', [reasoning, answer]);
+    await responses.update(completed);
+    expect(await responses.get(record.response.id)).toEqual({ ...record, response: completed });
+    const found = await responses.items([answer.id, reasoning.id, record.inputItems[1]!.id]);
+    expect(Object.fromEntries(found)).toEqual({ [answer.id]: answer, [reasoning.id]: reasoning, [record.inputItems[1]!.id]: record.inputItems[1] });
+
+    const stray = message('assistant', 'never kept');
+    await responses.update(responseObject(newId('resp'), 'completed', [stray]));
+    expect((await responses.items([stray.id])).size).toBe(0);
+  });
+
+  it('finds items of any kept response by id, input or output, and leaves unknown ids out', async () => {
+    const responses = store();
+    const first = startedRecord();
+    const second = startedRecord();
+    await responses.create(first);
+    await responses.create(second);
+    const call: StoredItem = { id: newId('fc'), type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{}' };
+    await responses.update(responseObject(second.response.id, 'completed', [call]));
+    const wanted = [first.inputItems[2]!.id, call.id, 'msg_unknown', second.inputItems[0]!.id];
+    const found = await responses.items(wanted);
+    expect([...found.keys()].sort()).toEqual([first.inputItems[2]!.id, call.id, second.inputItems[0]!.id].sort());
+    expect(found.get(call.id)).toEqual(call);
+    expect(await responses.items([])).toEqual(new Map());
+  });
+
+  it('forgets a response, its items and its events on delete, once; an item another response also holds stays', async () => {
+    const responses = store();
+    const record = startedRecord();
+    const shared = record.inputItems[0]!;
+    await responses.create(record);
+    await responses.append(record.response.id, events(0, 2), false);
+    const later = startedRecord();
+    later.inputItems.push(shared);
+    await responses.create(later);
+
+    expect(await responses.delete(record.response.id)).toBe(true);
+    expect(await responses.get(record.response.id)).toBeUndefined();
+    expect((await responses.items(record.inputItems.map((item) => item.id))).size).toBe(1);
+    expect((await responses.items([shared.id])).get(shared.id)).toEqual(shared);
+    expect((await failureOf(firstValue(responses.events(record.response.id, -1)))).kind).toBe('not_found');
+    expect(await responses.delete(record.response.id)).toBe(false);
+    expect(await responses.delete(newId('resp'))).toBe(false);
+    expect(await responses.get(later.response.id)).toEqual(later);
+  });
+
+  it('replays the kept events after a sequence number, then follows new ones and completes after the final one', async () => {
+    const responses = store();
+    const record = startedRecord();
+    await responses.create(record);
+    await responses.append(record.response.id, events(0, 4), false);
+    const follower = follow(responses.events(record.response.id, 1));
+    expect(await eventually(() => follower.seen.length === 3)).toBe(true);
+    expect(follower.seen).toEqual([2, 3, 4]);
+    await responses.append(record.response.id, events(5, 6), false);
+    await responses.append(record.response.id, events(7, 7), true);
+    expect(await follower.done).toEqual(sequences(2, 7));
+  });
+
+  it('replays a closed log from the start (after -1) and completes; past its end it completes with nothing', async () => {
+    const responses = store();
+    const record = startedRecord();
+    await responses.create(record);
+    await responses.append(record.response.id, events(0, 9), true);
+    expect(await follow(responses.events(record.response.id, -1)).done).toEqual(sequences(0, 9));
+    expect(await follow(responses.events(record.response.id, 9)).done).toEqual([]);
+  });
+
+  it('opens a log with an empty append (a follower waits for the first event) and closes it with the final one', async () => {
+    const responses = store();
+    const record = startedRecord();
+    await responses.create(record);
+    expect((await failureOf(firstValue(responses.events(record.response.id, -1)))).kind).toBe('not_found');
+    await responses.append(record.response.id, [], false);
+    const follower = follow(responses.events(record.response.id, -1));
+    await responses.append(record.response.id, events(0, 1), false);
+    await responses.append(record.response.id, [event(2)], true);
+    expect(await follower.done).toEqual([0, 1, 2]);
+  });
+
+  it('gives every follower each event once and in order, whenever it joins', async () => {
+    const responses = store();
+    const record = startedRecord();
+    const id = record.response.id;
+    await responses.create(record);
+    const followers: { after: number; follower: Follower }[] = [];
+    let next = 0;
+    for (let batch = 0; batch < 30; batch++) {
+      const size = 1 + (batch % 4);
+      const appended = responses.append(id, events(next, next + size - 1), batch === 29);
+      // Followers join before, during and after appends, from anywhere in the log.
+      const after = batch % 3 === 0 ? -1 : next - 2;
+      followers.push({ after, follower: follow(responses.events(id, after)) });
+      await appended;
+      next += size;
+    }
+    const last = next - 1;
+    for (const { after, follower } of followers) expect(await follower.done).toEqual(sequences(after + 1, last));
+  });
+
+  it('keeps a large batch whole and in order (a writer catching up after a stall)', async () => {
+    const responses = store();
+    const record = startedRecord();
+    await responses.create(record);
+    await responses.append(record.response.id, events(0, 4_999), true);
+    expect(await follow(responses.events(record.response.id, -1)).done).toEqual(sequences(0, 4_999));
+  });
+
+  it('errors with not_found when there is no log for the id', async () => {
+    const responses = store();
+    const error = await failureOf(firstValue(responses.events(newId('resp'), -1)));
+    expect(error.kind).toBe('not_found');
+  });
+
+  it('drops the oldest events past maxEventsPerResponse and refuses a replay that needs them (starting_after)', async () => {
+    const responses = store({ maxEventsPerResponse: 16 });
+    const record = startedRecord();
+    const id = record.response.id;
+    await responses.create(record);
+    await responses.append(id, events(0, 29), false);
+    await responses.append(id, events(30, 39), true);
+    const dropped = await failureOf(firstValue(responses.events(id, 10)));
+    expect(dropped.kind).toBe('invalid_request');
+    expect(dropped.param).toBe('starting_after');
+    expect((await failureOf(firstValue(responses.events(id, -1)))).kind).toBe('invalid_request');
+    expect(await follow(responses.events(id, 23)).done).toEqual(sequences(24, 39));
+  });
+
+  it('refuses an append that leaves a gap or adds to a closed log, and keeps once the events of a batch sent again', async () => {
+    const responses = store();
+    const record = startedRecord();
+    const id = record.response.id;
+    await responses.create(record);
+    await expect(responses.append(id, [event(1)], false)).rejects.toThrow(/sequence/);
+    await responses.append(id, events(0, 2), false);
+    // Sent again after a timeout that had run anyway: what the log holds is skipped, the rest kept.
+    await responses.append(id, events(0, 2), false);
+    await responses.append(id, events(1, 4), false);
+    await expect(responses.append(id, [event(5), event(7)], false)).rejects.toThrow(/sequence/);
+    await expect(responses.append(id, [event(6)], false)).rejects.toThrow(/sequence/);
+    await responses.append(id, [event(5)], true);
+    await responses.append(id, [event(5)], true);
+    await expect(responses.append(id, [event(6)], false)).rejects.toThrow(/closed|final/);
+    expect(await follow(responses.events(id, -1)).done).toEqual(sequences(0, 5));
+  });
+
+  it('keeps no events for a response it does not keep (never created, or deleted)', async () => {
+    const responses = store();
+    const id = newId('resp');
+    await responses.append(id, events(0, 1), false);
+    expect((await failureOf(firstValue(responses.events(id, -1)))).kind).toBe('not_found');
+  });
+
+  it('ends a follower with not_found when its response is deleted', async () => {
+    const responses = store();
+    const record = startedRecord();
+    await responses.create(record);
+    await responses.append(record.response.id, events(0, 0), false);
+    const follower = follow(responses.events(record.response.id, -1));
+    expect(await eventually(() => follower.seen.length === 1)).toBe(true);
+    await responses.delete(record.response.id);
+    expect((await failureOf(follower.done)).kind).toBe('not_found');
+  });
+
+  it('tells cancel listeners once, whether the cancel came before or after they listened', async () => {
+    const responses = store();
+    const record = startedRecord();
+    const id = record.response.id;
+    await responses.create(record);
+    let early = 0;
+    let earlyDone = false;
+    const listening = responses.cancelRequests(id).subscribe({ next: () => early++, complete: () => (earlyDone = true) });
+    await responses.requestCancel(id);
+    expect(await eventually(() => earlyDone)).toBe(true);
+    expect(early).toBe(1);
+    listening.unsubscribe();
+
+    let late = 0;
+    let lateDone = false;
+    responses.cancelRequests(id).subscribe({ next: () => late++, complete: () => (lateDone = true) });
+    expect(await eventually(() => lateDone)).toBe(true);
+    expect(late).toBe(1);
+    await responses.requestCancel(newId('resp'));
+  });
+}
+
+function firstValue<T>(source: Observable<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const subscription = source.subscribe({
+      next: (value) => {
+        resolve(value);
+        queueMicrotask(() => subscription.unsubscribe());
+      },
+      error: reject,
+      complete: () => reject(new Error('completed without a value')),
+    });
+  });
+}
+
+describe('MemoryResponseStore', () => {
+  responseStoreContract((options) => new MemoryResponseStore(options));
+
+  /** A memory store on a clock the test moves. */
+  function clockedStore(options: MemoryResponseStoreOptions = {}) {
+    let now = 1_000_000;
+    const responses = new MemoryResponseStore({ ...options, now: () => now });
+    stores.push(responses);
+    return { responses, advance: (ms: number) => (now += ms) };
+  }
+
+  it('forgets everything ttlSeconds after its last write, without waiting for a timer', async () => {
+    const { responses, advance } = clockedStore({ ttlSeconds: 60 });
+    const quiet = startedRecord();
+    const busy = startedRecord();
+    await responses.create(quiet);
+    await responses.create(busy);
+    await responses.append(busy.response.id, [event(0)], false);
+    advance(59_000);
+    await responses.append(busy.response.id, [event(1)], false);
+    advance(2_000);
+    expect(await responses.get(quiet.response.id)).toBeUndefined();
+    expect((await responses.items(quiet.inputItems.map((item) => item.id))).size).toBe(0);
+    expect(await responses.get(busy.response.id)).toEqual(busy);
+    expect((await responses.items([busy.inputItems[0]!.id])).size).toBe(1);
+    const follower = follow(responses.events(busy.response.id, 0));
+    expect(await eventually(() => follower.seen.length === 1)).toBe(true);
+    advance(57_000);
+    expect(responses.sweep()).toBe(0);
+    advance(2_000);
+    expect(await responses.get(busy.response.id)).toBeUndefined();
+    expect((await failureOf(follower.done)).kind).toBe('not_found');
+    expect((await failureOf(firstValue(responses.events(busy.response.id, -1)))).kind).toBe('not_found');
+    expect(responses.size).toBe(0);
+    expect(responses.bytes).toBe(0);
+  });
+
+  it('sweeps expired responses in the background too (the sweep frees their memory)', async () => {
+    const { responses, advance } = clockedStore({ ttlSeconds: 1 });
+    for (let index = 0; index < 5; index++) await responses.create(startedRecord());
+    expect(responses.size).toBe(5);
+    advance(1_001);
+    expect(responses.sweep()).toBe(5);
+    expect(responses.size).toBe(0);
+  });
+
+  it('keeps at most maxStoredResponses, letting the least recently written go first', async () => {
+    const { responses } = clockedStore({ maxStoredResponses: 3 });
+    const [a, b, c, d] = [startedRecord(), startedRecord(), startedRecord(), startedRecord()];
+    await responses.create(a);
+    await responses.create(b);
+    await responses.create(c);
+    await responses.update(responseObject(a.response.id, 'in_progress'));
+    await responses.create(d);
+    expect(responses.size).toBe(3);
+    expect(await responses.get(b.response.id)).toBeUndefined();
+    expect((await responses.items([b.inputItems[0]!.id])).size).toBe(0);
+    for (const kept of [a, c, d]) expect(await responses.get(kept.response.id)).toBeDefined();
+  });
+
+  it('keeps at most maxStoredBytes of JSON (responses, items and events), letting the least recently written go first', async () => {
+    const { responses } = clockedStore({ maxStoredBytes: 1024 * 1024 });
+    const big = (text: string) => {
+      const record = startedRecord();
+      record.inputItems = [message('user', text.repeat(300 * 1024))];
+      return record;
+    };
+    const [a, b, c] = [big('a'), big('b'), big('c')];
+    await responses.create(a);
+    await responses.create(b);
+    await responses.create(c);
+    expect(responses.size).toBe(3);
+    expect(responses.bytes).toBeGreaterThan(900 * 1024);
+    // Events count too: 200 KB of them on `a` pushes out `b`, the least recently written.
+    await responses.append(a.response.id, Array.from({ length: 100 }, (_, index) => event(index, 'e'.repeat(2_000))), false);
+    expect(await responses.get(b.response.id)).toBeUndefined();
+    expect(await responses.get(a.response.id)).toBeDefined();
+    expect(await responses.get(c.response.id)).toBeDefined();
+    expect(responses.bytes).toBeLessThanOrEqual(1024 * 1024);
+    await responses.delete(a.response.id);
+    await responses.delete(c.response.id);
+    expect(responses.bytes).toBe(0);
+  });
+
+  it('ends the followers of a response it lets go with not_found', async () => {
+    const { responses } = clockedStore({ maxStoredResponses: 1 });
+    const record = startedRecord();
+    await responses.create(record);
+    await responses.append(record.response.id, [], false);
+    const follower = follow(responses.events(record.response.id, -1));
+    await responses.create(startedRecord());
+    expect((await failureOf(follower.done)).kind).toBe('not_found');
+  });
+});
+
+describe('createResponseStore', () => {
+  it('makes none for store: off, and a memory store with the configured bounds by default', async () => {
+    expect(createResponseStore(parseConfig({ responses: { store: 'off' } }).responses)).toBeUndefined();
+    const memory = createResponseStore(parseConfig({ responses: { maxStoredResponses: 1, maxEventsPerResponse: 16 } }).responses)!;
+    stores.push(memory);
+    expect(memory.kind).toBe('memory');
+    const [first, second] = [startedRecord(), startedRecord()];
+    await memory.create(first);
+    await memory.append(first.response.id, events(0, 19), true);
+    expect((await failureOf(firstValue(memory.events(first.response.id, -1)))).kind).toBe('invalid_request');
+    await memory.create(second);
+    expect(await memory.get(first.response.id)).toBeUndefined();
+  });
+
+  it.skipIf(REDIS_URL === undefined)('makes a Redis store with the configured prefix, TTL and bounds', async () => {
+    const prefix = `${PREFIX}configured:`;
+    const config = parseConfig({ responses: { store: 'redis', redisUrl: REDIS_URL, redisKeyPrefix: prefix, ttlSeconds: 120, maxEventsPerResponse: 16 } });
+    const redis = createResponseStore(config.responses)!;
+    stores.push(redis);
+    expect(redis.kind).toBe('redis');
+    const record = startedRecord();
+    await redis.create(record);
+    await redis.append(record.response.id, events(0, 19), true);
+    expect((await failureOf(firstValue(redis.events(record.response.id, -1)))).kind).toBe('invalid_request');
+    const admin = new Redis(REDIS_URL!);
+    try {
+      const ttl = await admin.pttl(`${prefix}r:${record.response.id}`);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(120_000);
+    } finally {
+      admin.disconnect();
+    }
+  });
+});
+
+/**
+ * A TCP relay to Redis that a test can cut (connections reset, new ones refused) and restore, and
+ * whose subscriber connections (named by the store at connect) it can hold: what they send waits.
+ */
+class RedisRelay {
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+  private down = false;
+  private holding = false;
+  /** What subscriber connections sent while held, in order, with where it goes. */
+  private held: { upstream: Socket; chunk: Buffer }[] = [];
+  port = 0;
+
+  constructor(private readonly target: URL) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Whether anything a subscriber connection sent is waiting. */
+  get holdingSomething(): boolean {
+    return this.held.length > 0;
+  }
+
+  async start(): Promise<void> {
+    this.port = await freePort();
+    this.server = createServer((client) => {
+      if (this.down) return client.destroy();
+      const upstream = connect(Number(this.target.port), this.target.hostname);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      let subscriber = false;
+      client.on('data', (chunk: Buffer) => {
+        subscriber ||= chunk.includes('gantry-responses-subscriber');
+        if (subscriber && this.holding) this.held.push({ upstream, chunk });
+        else upstream.write(chunk);
+      });
+      upstream.pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  holdSubscribers(): void {
+    this.holding = true;
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const { upstream, chunk } of this.held.splice(0)) upstream.write(chunk);
+  }
+
+  cut(): void {
+    this.down = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  restore(): void {
+    this.down = false;
+  }
+
+  close(): Promise<void> {
+    this.cut();
+    return new Promise((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+describe.skipIf(REDIS_URL === undefined)('RedisResponseStore against a real redis-server (GANTRY_TEST_REDIS_URL)', () => {
+  // No safety poll during a test: what a test sees comes from notifications and reads alone.
+  const options: RedisResponseStoreOptions = { prefix: PREFIX, commandTimeoutMs: 500, pollIntervalMs: 60_000 };
+  const replica = (extra: Partial<RedisResponseStoreOptions> = {}, url = REDIS_URL!) => {
+    const made = new RedisResponseStore(url, { ...options, ...extra });
+    stores.push(made);
+    return made;
+  };
+  const admin = new Redis(REDIS_URL ?? 'redis://127.0.0.1:1', { lazyConnect: true });
+  cleanups.push(async () => {
+    if (admin.status !== 'wait') {
+      const keys = await admin.keys(`${PREFIX}*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+    admin.disconnect();
+  });
+
+  responseStoreContract((contractOptions) => new RedisResponseStore(REDIS_URL!, { ...options, ...contractOptions }));
+
+  it('shares everything between replicas: responses, items, events (replay and live), cancels and deletes', async () => {
+    const a = replica();
+    const b = replica();
+    const record = startedRecord();
+    const id = record.response.id;
+    await a.create(record);
+    expect(await b.get(id)).toEqual(record);
+    await a.append(id, events(0, 3), false);
+    const follower = follow(b.events(id, 1));
+    expect(await eventually(() => follower.seen.length === 2)).toBe(true);
+    let cancelled = false;
+    a.cancelRequests(id).subscribe(() => (cancelled = true));
+    await b.requestCancel(id);
+    expect(await eventually(() => cancelled)).toBe(true);
+    const answer = message('assistant', 'done');
+    await a.append(id, events(4, 5), true);
+    await a.update(responseObject(id, 'cancelled', [answer]));
+    expect(await follower.done).toEqual(sequences(2, 5));
+    expect((await b.items([answer.id])).get(answer.id)).toEqual(answer);
+
+    const second = startedRecord();
+    await b.create(second);
+    await b.append(second.response.id, [event(0)], false);
+    const watching = follow(a.events(second.response.id, -1));
+    expect(await eventually(() => watching.seen.length === 1)).toBe(true);
+    expect(await a.delete(second.response.id)).toBe(true);
+    expect((await failureOf(watching.done)).kind).toBe('not_found');
+    expect(await b.get(second.response.id)).toBeUndefined();
+  });
+
+  it('gives followers on another replica each event once and in order, whenever they join', async () => {
+    const producer = replica();
+    const reader = replica();
+    const record = startedRecord();
+    const id = record.response.id;
+    await producer.create(record);
+    const followers: { after: number; follower: Follower }[] = [];
+    let next = 0;
+    for (let batch = 0; batch < 40; batch++) {
+      const appended = producer.append(id, events(next, next + 2), batch === 39);
+      followers.push({ after: next - 1, follower: follow(reader.events(id, next - 1)) });
+      await appended;
+      next += 3;
+    }
+    for (const { after, follower } of followers) expect(await follower.done).toEqual(sequences(after + 1, next - 1));
+  });
+
+  it('does not miss events appended between a follower\'s subscription and its first read (it subscribes, then reads)', async () => {
+    const relay = new RedisRelay(new URL(REDIS_URL!));
+    await relay.start();
+    cleanups.push(() => relay.close());
+    const producer = replica();
+    const reader = replica({ commandTimeoutMs: 5_000 }, relay.url);
+    const record = startedRecord();
+    const id = record.response.id;
+    await producer.create(record);
+    await producer.append(id, events(0, 2), false);
+    await reader.get(id);
+    // The reader's SUBSCRIBE waits in the relay while the producer appends the rest: its notice goes to nobody.
+    relay.holdSubscribers();
+    const follower = follow(reader.events(id, -1));
+    expect(await eventually(() => relay.holdingSomething)).toBe(true);
+    await producer.append(id, events(3, 5), true);
+    relay.release();
+    expect(await eventually(() => follower.seen.length === 6, 5_000)).toBe(true);
+    expect(await follower.done).toEqual(sequences(0, 5));
+  });
+
+  it('shares one subscription between the followers of a response, and drops it when the last one leaves', async () => {
+    const responses = replica();
+    const record = startedRecord();
+    const id = record.response.id;
+    await responses.create(record);
+    await responses.append(id, [event(0)], false);
+    const followers = Array.from({ length: 10 }, () => follow(responses.events(id, -1)));
+    expect(await eventually(() => followers.every((follower) => follower.seen.length === 1))).toBe(true);
+    const channel = `${PREFIX}n:${id}`;
+    const subscribers = async () => ((await admin.pubsub('NUMSUB', channel)) as [string, number])[1];
+    expect(await subscribers()).toBe(1);
+    for (const follower of followers) follower.stop();
+    const deadline = Date.now() + 3_000;
+    while ((await subscribers()) !== 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await subscribers()).toBe(0);
+  });
+
+  it('appends a batch of events in one command', async () => {
+    const responses = replica();
+    const record = startedRecord();
+    const id = record.response.id;
+    await responses.create(record);
+    await responses.append(id, [event(0)], false);
+    const commands: string[] = [];
+    const onCommand = (message: unknown) => commands.push((message as { command: string }).command);
+    subscribeChannel('tracing:ioredis:command:start', onCommand);
+    try {
+      await responses.append(id, events(1, 200), false);
+    } finally {
+      unsubscribeChannel('tracing:ioredis:command:start', onCommand);
+    }
+    expect(commands).toHaveLength(1);
+    const follower = follow(responses.events(id, 190));
+    expect(await eventually(() => follower.seen.length === 10)).toBe(true);
+    follower.stop();
+    expect(follower.seen).toEqual(sequences(191, 200));
+  });
+
+  it('puts a TTL on every key it writes, at most ttlSeconds', async () => {
+    const responses = replica({ ttlSeconds: 600 });
+    const record = startedRecord();
+    const id = record.response.id;
+    const answer = message('assistant', 'bye');
+    await responses.create(record);
+    await responses.append(id, events(0, 2), false);
+    await responses.requestCancel(id);
+    await responses.update(responseObject(id, 'completed', [answer]));
+    await responses.append(id, [event(3)], true);
+    const own = [...(await admin.keys(`${PREFIX}*${id}`)), ...[...record.inputItems, answer].map((item) => `${PREFIX}i:${item.id}`)];
+    expect(own).toHaveLength(5 + 4);
+    for (const key of own) {
+      const ttl = await admin.pttl(key);
+      expect(ttl, key).toBeGreaterThan(0);
+      expect(ttl, key).toBeLessThanOrEqual(600_000);
+    }
+    // No key of any test in this run lives forever either.
+    for (const key of await admin.keys(`${PREFIX}*`)) expect(await admin.pttl(key), key).toBeGreaterThan(0);
+  });
+
+  it('forgets a response and its items ttlSeconds after the last write', async () => {
+    const responses = replica({ ttlSeconds: 1 });
+    const record = startedRecord();
+    await responses.create(record);
+    await responses.append(record.response.id, [event(0)], false);
+    expect(await responses.get(record.response.id)).toBeDefined();
+    const deadline = Date.now() + 5_000;
+    while ((await responses.get(record.response.id)) !== undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await responses.get(record.response.id)).toBeUndefined();
+    expect((await responses.items(record.inputItems.map((item) => item.id))).size).toBe(0);
+    expect((await failureOf(firstValue(responses.events(record.response.id, -1)))).kind).toBe('not_found');
+  });
+
+  it('rejects every call quickly (unavailable) when Redis cannot be reached, and reports it', async () => {
+    const port = await freePort();
+    const failures: ResponseStoreOperation[] = [];
+    const unreachable = replica({ commandTimeoutMs: 200 }, `redis://127.0.0.1:${port}`);
+    unreachable.onFailure((operation) => failures.push(operation));
+    const id = newId('resp');
+    const started = Date.now();
+    const calls: Promise<unknown>[] = [
+      unreachable.create(startedRecord(id)),
+      unreachable.update(responseObject(id, 'completed')),
+      unreachable.get(id),
+      unreachable.items(['msg_1']),
+      unreachable.delete(id),
+      unreachable.append(id, [event(0)], false),
+      unreachable.requestCancel(id),
+      firstValue(unreachable.events(id, -1)),
+    ];
+    for (const call of calls) expect((await failureOf(call)).kind).toBe('unavailable');
+    expect(Date.now() - started).toBeLessThan(2_000);
+    unreachable.cancelRequests(id).subscribe();
+    expect(await eventually(() => failures.includes('connection') && failures.includes('cancel'))).toBe(true);
+  });
+
+  it('rejects within the command timeout when Redis accepts connections but never answers', async () => {
+    // It reads what is sent (so a client's close ends the connection) and never answers.
+    const accepted = new Set<Socket>();
+    const silent = createServer((socket) => {
+      accepted.add(socket);
+      socket.resume();
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve));
+    cleanups.push(() => {
+      for (const socket of accepted) socket.destroy();
+      return new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+    const hung = replica({ commandTimeoutMs: 200 }, `redis://127.0.0.1:${port}`);
+    const started = Date.now();
+    expect((await failureOf(hung.get(newId('resp')))).kind).toBe('unavailable');
+    expect((await failureOf(firstValue(hung.events(newId('resp'), -1)))).kind).toBe('unavailable');
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('errors its followers when the connection drops, keeps its cancel listeners, and works again once Redis is back', async () => {
+    const relay = new RedisRelay(new URL(REDIS_URL!));
+    await relay.start();
+    cleanups.push(() => relay.close());
+    const direct = replica();
+    const relayed = replica({ commandTimeoutMs: 300 }, relay.url);
+    const failures: ResponseStoreOperation[] = [];
+    relayed.onFailure((operation) => failures.push(operation));
+    const record = startedRecord();
+    const id = record.response.id;
+    await direct.create(record);
+    await direct.append(id, [event(0)], false);
+    const follower = follow(relayed.events(id, -1));
+    expect(await eventually(() => follower.seen.length === 1)).toBe(true);
+    let cancelled = false;
+    relayed.cancelRequests(id).subscribe(() => (cancelled = true));
+
+    relay.cut();
+    expect((await failureOf(follower.done)).kind).toBe('unavailable');
+    expect((await failureOf(relayed.get(id))).kind).toBe('unavailable');
+    expect(await eventually(() => failures.includes('connection'))).toBe(true);
+    // A cancel requested while this replica is cut off still reaches its listener once it is back.
+    await direct.requestCancel(id);
+    relay.restore();
+    expect(await eventually(() => cancelled, 10_000)).toBe(true);
+    let back = false;
+    const deadline = Date.now() + 10_000;
+    while (!back && Date.now() < deadline) {
+      back = (await relayed.get(id).catch(() => undefined)) !== undefined;
+      if (!back) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(back).toBe(true);
+    await direct.append(id, [event(1)], true);
+    expect(await follow(relayed.events(id, -1)).done).toEqual([0, 1]);
+  });
+});

@@ -1,0 +1,32 @@
+import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { GatewayConfig } from '../config/gateway-config.js';
+import { LifecycleService } from '../lifecycle/lifecycle.service.js';
+import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
+import { BackgroundRuns } from './background-runs.js';
+import { createResponseStore } from './create-response-store.js';
+import { StoredResponses } from './stored-responses.js';
+
+/** The Responses store chosen by `responses.store`, what reads and keeps through it, and the background runs. */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: StoredResponses,
+      inject: [GatewayConfig, GantryMetrics],
+      useFactory: (config: GatewayConfig, metrics: GantryMetrics) => new StoredResponses(createResponseStore(config.responses), metrics),
+    },
+    {
+      provide: BackgroundRuns,
+      inject: [StoredResponses, LifecycleService, GatewayConfig],
+      useFactory: (stored: StoredResponses, lifecycle: LifecycleService, config: GatewayConfig) => new BackgroundRuns(stored, lifecycle, config.keepalive),
+    },
+  ],
+  exports: [StoredResponses, BackgroundRuns],
+})
+export class StoredResponsesModule implements OnApplicationShutdown {
+  constructor(@Inject(StoredResponses) private readonly stored: StoredResponses) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.stored.close();
+  }
+}

@@ -1,0 +1,241 @@
+import OpenAI from 'openai';
+import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
+import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
+
+// Stateful Responses through the official SDK, on the default store (memory): kept responses,
+// their input items, chains by previous_response_id, item references, background runs that
+// are polled, followed, resumed and cancelled.
+type Item = Record<string, any>;
+const textOf = (response: { output: unknown[] }) =>
+  (response.output as Item[]).filter((item) => item.type === 'message').flatMap((item) => item.content.map((part: Item) => part.text)).join('');
+const SENTENCE = 'one two three four five six seven eight nine ten eleven twelve';
+
+describe('stored Responses (responses.store: memory)', () => {
+  let upstream: MockUpstream;
+  let gateway: RunningGateway;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    upstream = await startMockUpstream();
+    gateway = await startGateway({
+      keepalive: { mode: 'chunks', intervalMs: 50 },
+      models: [
+        { name: 'stub', engine: 'stub' },
+        { name: 'thinker', engine: 'stub', reasoning: 'think first' },
+        { name: 'slow', engine: 'stub', tokenIntervalMs: 20 },
+        { name: 'stuck', engine: 'stub', prefillMs: 600_000, maxConcurrency: 1 },
+        { name: 'upstream', engine: 'http', upstreams: [upstream.url] },
+      ],
+    });
+    client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  it('keeps a response by default: retrieve returns it, input_items lists its input with ids', async () => {
+    const created = await client.responses.create({ model: 'stub', input: 'hello there' });
+    expect(created).toMatchObject({ status: 'completed', store: true, background: false, previous_response_id: null });
+
+    const retrieved = await client.responses.retrieve(created.id);
+    expect(retrieved).toMatchObject({ id: created.id, status: 'completed', output: created.output });
+    expect(textOf(retrieved)).toBe('hello there');
+
+    const items = await client.responses.inputItems.list(created.id);
+    expect(items.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'hello there' }] }]);
+  });
+
+  it('keeps a streamed response before its last event leaves', async () => {
+    const stream = await client.responses.create({ model: 'stub', input: 'streamed and kept', stream: true });
+    let id = '';
+    for await (const event of stream) {
+      if (event.type === 'response.created') id = event.response.id;
+      if (event.type === 'response.completed') {
+        // The client has the last event: the response is already there for it.
+        const retrieved = await client.responses.retrieve(id);
+        expect(retrieved.status).toBe('completed');
+        expect(textOf(retrieved)).toBe('streamed and kept');
+      }
+    }
+    expect(id).toMatch(/^resp_/);
+  });
+
+  it('keeps nothing with store: false', async () => {
+    const created = await client.responses.create({ model: 'stub', input: 'forget me', store: false });
+    expect(created).toMatchObject({ store: false });
+    await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('pages input_items like OpenAI (order, limit, after)', async () => {
+    const input = ['a', 'b', 'c', 'd', 'e'].map((text) => ({ role: 'user' as const, content: text }));
+    const created = await client.responses.create({ model: 'stub', input });
+    const first = await client.responses.inputItems.list(created.id, { limit: 2, order: 'asc' });
+    expect(first.data.map((item: Item) => item.content[0].text)).toEqual(['a', 'b']);
+    expect(first.has_more).toBe(true);
+    const all: string[] = [];
+    for await (const item of client.responses.inputItems.list(created.id, { limit: 2 })) all.push((item as Item).content[0].text);
+    expect(all).toEqual(['e', 'd', 'c', 'b', 'a']);
+    await expect(client.responses.inputItems.list(created.id, { limit: 500 })).rejects.toMatchObject({ status: 400, error: { param: 'limit' } });
+  });
+
+  it('continues a chain with previous_response_id: the engine gets the whole conversation', async () => {
+    const first = await client.responses.create({ model: 'upstream', input: 'my name is Ada', instructions: 'Be brief.' });
+    const second = await client.responses.create({ model: 'upstream', input: 'what is my name', previous_response_id: first.id });
+    expect(second.previous_response_id).toBe(first.id);
+    const third = await client.responses.create({ model: 'upstream', input: [{ role: 'user', content: 'and again' }], previous_response_id: second.id });
+    expect(third.status).toBe('completed');
+
+    const messages = upstream.state.received.at(-1)!.body.messages as Item[];
+    expect(messages.map((message) => [message.role, typeof message.content === 'string' ? message.content : message.content.map((part: Item) => part.text).join('')])).toEqual([
+      ['user', 'my name is Ada'],
+      ['assistant', textOf(first)],
+      ['user', 'what is my name'],
+      ['assistant', textOf(second)],
+      ['user', 'and again'],
+    ]);
+    // Instructions belong to the request that gave them (OpenAI does not carry them over).
+    expect(messages.some((message) => message.role === 'system')).toBe(false);
+  });
+
+  it('refuses an unknown previous_response_id with a 400 naming it', async () => {
+    await expect(client.responses.create({ model: 'stub', input: 'hi', previous_response_id: 'resp_nope' })).rejects.toMatchObject({
+      status: 400,
+      error: { param: 'previous_response_id', message: expect.stringContaining('resp_nope') },
+    });
+  });
+
+  it('resolves item_reference input items to the stored items (reasoning included)', async () => {
+    const first = await client.responses.create({ model: 'thinker', input: 'tell me' });
+    const reasoning = (first.output as Item[]).find((item) => item.type === 'reasoning')!;
+    const message = (first.output as Item[]).find((item) => item.type === 'message')!;
+    expect(reasoning.id).toMatch(/^rs_/);
+
+    const input = [
+      { role: 'user' as const, content: 'tell me' },
+      { type: 'item_reference' as const, id: reasoning.id },
+      { type: 'item_reference' as const, id: message.id },
+      { role: 'user' as const, content: 'and now' },
+    ];
+    const second = await client.responses.create({ model: 'stub', input });
+    expect(textOf(second)).toBe('and now');
+    const items = (await client.responses.inputItems.list(second.id, { order: 'asc' })).data as Item[];
+    expect(items.map((item) => [item.type, item.id])).toEqual([
+      ['message', expect.stringMatching(/^msg_/)],
+      ['reasoning', reasoning.id],
+      ['message', message.id],
+      ['message', expect.stringMatching(/^msg_/)],
+    ]);
+    expect(items[1]!.content).toEqual([{ type: 'reasoning_text', text: 'think first' }]);
+
+    await expect(client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: 'msg_unknown' }] })).rejects.toMatchObject({
+      status: 400,
+      error: { param: 'input[0].id', message: expect.stringContaining('msg_unknown') },
+    });
+  });
+
+  it('deletes a response: then it is a 404, its items too', async () => {
+    const created = await client.responses.create({ model: 'stub', input: 'short lived' });
+    const item = (created.output as Item[])[0]!;
+    await client.responses.delete(created.id);
+    await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.responses.delete(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: item.id }] })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('runs a background response with nobody connected; polling sees it finish', async () => {
+    const created = await client.responses.create({ model: 'slow', input: SENTENCE, background: true });
+    expect(created).toMatchObject({ status: 'queued', background: true, store: true, output: [] });
+    let polled = await client.responses.retrieve(created.id);
+    expect(['queued', 'in_progress', 'completed']).toContain(polled.status);
+    const deadline = Date.now() + 30_000;
+    while (polled.status !== 'completed' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      polled = await client.responses.retrieve(created.id);
+    }
+    expect(polled.status).toBe('completed');
+    expect(textOf(polled)).toBe(SENTENCE);
+  });
+
+  it('resumes a background stream after a lost connection with starting_after: gapless, nothing missed', async () => {
+    const stream = await client.responses.create({ model: 'slow', input: SENTENCE, background: true, stream: true });
+    const seen: ResponseStreamEvent[] = [];
+    for await (const event of stream) {
+      seen.push(event);
+      if (event.type === 'response.output_text.delta') break; // the connection is lost here
+    }
+    const id = (seen[0] as Extract<ResponseStreamEvent, { type: 'response.created' }>).response.id;
+    const last = seen.at(-1)!.sequence_number;
+
+    const resumed = await client.responses.retrieve(id, { stream: true, starting_after: last });
+    for await (const event of resumed) seen.push(event);
+
+    expect(seen.filter((event) => event.type === "error")).toEqual([]);
+    expect(seen.map((event) => `${event.sequence_number} ${event.type}`)).toEqual(seen.map((event, index) => `${index} ${event.type}`));
+    expect(seen.at(-1)!.type).toBe('response.completed');
+    const text = seen.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : [])).join('');
+    expect(text).toBe(SENTENCE);
+  });
+
+  it('keeps the keep-alives of a background run in its log while it waits', async () => {
+    const created = await client.responses.create({ model: 'stuck', input: 'never mind', background: true });
+    const beats: ResponseStreamEvent[] = [];
+    const followed = await client.responses.retrieve(created.id, { stream: true });
+    for await (const event of followed) {
+      beats.push(event);
+      if (beats.filter((beat) => beat.type === 'response.in_progress').length >= 3) break;
+    }
+    await client.responses.cancel(created.id);
+    expect(beats.map((event) => event.type)).toEqual(['response.created', 'response.in_progress', 'response.in_progress', 'response.in_progress']);
+  });
+
+  it('cancels a background response: the engine work stops, the response says cancelled', async () => {
+    const created = await client.responses.create({ model: 'stuck', input: 'wait forever', background: true });
+    const stuck = gateway.registry.resolve('stuck').admission;
+    expect(await eventually(() => stuck.running === 1, 10_000)).toBe(true);
+
+    const cancelled = await client.responses.cancel(created.id);
+    expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled' });
+    expect(stuck.running).toBe(0);
+    expect((await client.responses.retrieve(created.id)).status).toBe('cancelled');
+    // Cancelling again answers the same; a foreground response cannot be cancelled.
+    expect((await client.responses.cancel(created.id)).status).toBe('cancelled');
+    const foreground = await client.responses.create({ model: 'stub', input: 'done already' });
+    await expect(client.responses.cancel(foreground.id)).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('refuses a background response with store: false, and answers 404 for unknown ids', async () => {
+    await expect(client.responses.create({ model: 'stub', input: 'x', background: true, store: false })).rejects.toMatchObject({
+      status: 400,
+      error: { param: 'background' },
+    });
+    await expect(client.responses.retrieve('resp_unknown')).rejects.toMatchObject({ status: 404, error: { message: expect.stringContaining('resp_unknown') } });
+    await expect(client.responses.inputItems.list('resp_unknown')).rejects.toMatchObject({ status: 404 });
+    await expect(client.responses.cancel('resp_unknown')).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('responses.store: off', () => {
+  let gateway: RunningGateway;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    gateway = await startGateway({ responses: { store: 'off' }, models: [{ name: 'stub', engine: 'stub' }] });
+    client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  });
+  afterAll(() => gateway?.close());
+
+  it('keeps nothing and refuses the stateful fields as a stateless gateway', async () => {
+    const created = await client.responses.create({ model: 'stub', input: 'hello' });
+    expect(created).toMatchObject({ store: false });
+    await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.responses.create({ model: 'stub', input: 'x', previous_response_id: created.id })).rejects.toMatchObject({
+      status: 400,
+      error: { param: 'previous_response_id' },
+    });
+    await expect(client.responses.create({ model: 'stub', input: 'x', background: true })).rejects.toMatchObject({ status: 400, error: { param: 'background' } });
+    await expect(client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: 'msg_1' }] })).rejects.toMatchObject({ status: 400 });
+  });
+});
