@@ -33,7 +33,8 @@ function createLimitStore(limits: KeyLimitsConfig | undefined): LimitStore {
     { provide: ApiKeyRing, inject: [GatewayConfig], useFactory: createApiKeyRing },
     { provide: LimitStore, inject: [GatewayConfig], useFactory: (config: GatewayConfig) => createLimitStore(config.auth.limits) },
     KeyLimiter,
-    { provide: APP_GUARD, useClass: ApiKeyGuard },
+    ApiKeyGuard,
+    { provide: APP_GUARD, useExisting: ApiKeyGuard },
   ],
 })
 export class AuthModule implements OnApplicationShutdown {
