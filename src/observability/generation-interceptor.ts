@@ -1,4 +1,4 @@
-import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
+import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
@@ -50,9 +50,9 @@ export interface GenerationHooks {
  * and the end, first). Gantry's own come first (request log, metrics, tracing), then plugins'.
  *
  * It is also a Nest interceptor that lets everything through, so that a plugin registered as an
- * `APP_INTERCEPTOR` still loads: Nest's own routes carry no generation.
+ * `APP_INTERCEPTOR` still loads: Nest's own routes carry no generation. Not itself `@Injectable()`,
+ * so that a subclass without a constructor of its own is made with no arguments.
  */
-@Injectable()
 export abstract class GenerationInterceptor implements NestInterceptor {
   /** `_reflector` is not read: it stays so that plugins written as `super(reflector)` still construct. */
   constructor(_reflector?: Reflector) {}
