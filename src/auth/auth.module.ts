@@ -1,4 +1,4 @@
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { resolveApiKeys } from '../config/api-key-sources.js';
 import type { KeyLimitsConfig } from '../config/auth-config.js';
@@ -28,6 +28,7 @@ function createLimitStore(limits: KeyLimitsConfig | undefined): LimitStore {
 }
 
 /** API keys and per-key limits, enforced by a global guard on every route. */
+@Global()
 @Module({
   providers: [
     { provide: ApiKeyRing, inject: [GatewayConfig], useFactory: createApiKeyRing },
@@ -35,6 +36,8 @@ function createLimitStore(limits: KeyLimitsConfig | undefined): LimitStore {
     KeyLimiter,
     { provide: APP_GUARD, useClass: ApiKeyGuard },
   ],
+  // Stored responses are kept per API key, and a background run holds its key's stream slot.
+  exports: [ApiKeyRing, KeyLimiter],
 })
 export class AuthModule implements OnApplicationShutdown {
   constructor(@Inject(LimitStore) private readonly store: LimitStore) {}

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { defer, mergeMap, type Observable } from 'rxjs';
+import { defer, merge, mergeMap, type Observable } from 'rxjs';
 import { GatewayConfig } from '../../config/gateway-config.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { GenerationService } from '../../generation/generation.service.js';
@@ -13,7 +13,9 @@ import { RESPONSES_PROTOCOL } from '../../protocols/openai-responses/responses-p
 import { ResponsesRequestDto } from '../../protocols/openai-responses/responses-request.dto.js';
 import type { GenerationBody, ProtocolDescriptor, ProtocolSettings } from '../../protocols/protocol-descriptor.js';
 import { responseObject, type ResponseEnvelope } from '../../protocols/openai-responses/response-object.js';
+import { KeyLimiter } from '../../auth/key-limiter.js';
 import { BackgroundRuns } from '../../stored-responses/background-runs.js';
+import { followedFrames } from '../../stored-responses/stored-frames.js';
 import type { ResponseObject } from '../../stored-responses/response-store.js';
 import { storedResponsesProtocol } from '../../stored-responses/stored-responses-protocol.js';
 import { StoredResponses, type PreparedResponse } from '../../stored-responses/stored-responses.js';
@@ -44,6 +46,7 @@ export class GenerationRoutes {
     @Inject(StreamResponder) private readonly responder: StreamResponder,
     @Inject(StoredResponses) private readonly stored: StoredResponses,
     @Inject(BackgroundRuns) private readonly backgroundRuns: BackgroundRuns,
+    @Inject(KeyLimiter) private readonly limiter: KeyLimiter,
     @Inject(GatewayConfig) config: GatewayConfig,
   ) {
     this.settings = { reasoningCipher: ReasoningCipher.fromSecret(config.responses.encryptionKey) };
@@ -62,7 +65,7 @@ export class GenerationRoutes {
   responses(@DirectBody() body: ResponsesRequestDto, @DirectExchange() http: HttpExchange): Observable<EngineEvent> {
     const request = validated(body, ResponsesRequestDto);
     if (!this.stored.enabled) return this.serve(RESPONSES_PROTOCOL, request, http);
-    return defer(() => this.stored.prepare(request)).pipe(
+    return defer(() => this.stored.prepare(request, this.stored.scopeOf(http.request.headers))).pipe(
       mergeMap((prepared) => {
         const protocol = storedResponsesProtocol(prepared, this.stored);
         return prepared.keeping.background ? this.runInBackground(protocol, prepared, request, http) : this.serve(protocol, request, http);
@@ -97,11 +100,20 @@ export class GenerationRoutes {
       await this.stored.open(prepared, response);
       // The plain encoder: the run keeps each state itself (the kept descriptor's encoder would keep the end again).
       const encode = RESPONSES_PROTOCOL.encode(body, envelope, undefined);
-      await this.backgroundRuns.start({ response, events$: accepted.events$, encode, telemetry });
-      return response;
+      // The API key's stream slot goes with the run, not with this answer.
+      const onEnd = this.limiter.detachStreamSlot(reply.raw);
+      const run = this.backgroundRuns.start({ response, events$: accepted.events$, encode, telemetry, scope: prepared.scope, onEnd });
+      await run.opened;
+      return { response, run };
     }).pipe(
-      mergeMap((response) =>
-        body.stream === true ? this.responder.sseFrames(reply, this.stored.events(response.id, -1)) : this.responder.sendJson(reply, response),
+      // The request ends, for the interceptors, when its run does: they see the run's events.
+      mergeMap(({ response, run }) =>
+        merge(
+          body.stream === true
+            ? this.responder.sseFrames(reply, followedFrames(this.stored.events(prepared.scope, response.id, -1), -1, this.stored.leftRunCheck(prepared.scope, response.id)))
+            : this.responder.sendJson(reply, response),
+          run.events$,
+        ),
       ),
     );
   }

@@ -147,7 +147,9 @@ export class StreamResponder {
       const opened = this.openSse(reply, () => subscriber.complete());
       if (opened === undefined) return;
       const { response, writer, onClose } = opened;
-      const source = this.config.keepalive.mode === 'comments' ? frames$.pipe(keepaliveComments(this.config.keepalive.intervalMs)) : frames$;
+      // A shutdown's drain deadline cuts a follower too (the client resumes on another replica).
+      const followed = frames$.pipe(this.lifecycle.endAtDrainDeadline());
+      const source = this.config.keepalive.mode === 'comments' ? followed.pipe(keepaliveComments(this.config.keepalive.intervalMs)) : followed;
       const framesSubscription = source.subscribe({
         next: (frame) => writer.write(frame),
         error: () => {
