@@ -44,6 +44,15 @@ describe('parseBenchOptions', () => {
     expect(loadSeconds(FULL_PROFILE)).toBeLessThan(210);
     expect(loadSeconds(QUICK_PROFILE)).toBeLessThan(30);
   });
+
+  it('takes stored-responses, and keeps it under 15 s of load with --quick and 45 s in full', () => {
+    expect(parseBenchOptions(['--quick', '--only', 'stored-responses'])).toMatchObject({ scenarios: ['stored-responses'] });
+    // Warm-up, the store's prefill (bounded by time), then each row's windows in every round.
+    const loadSeconds = ({ gatewayWarmupMs, storedResponses: plan }: typeof FULL_PROFILE) =>
+      (gatewayWarmupMs + plan.prefillMaxMs + plan.rounds * plan.engines.length * (plan.background ? 3 : 2) * (plan.timing.warmupMs + plan.timing.measureMs)) / 1000;
+    expect(loadSeconds(QUICK_PROFILE)).toBeLessThan(15);
+    expect(loadSeconds(FULL_PROFILE)).toBeLessThan(45);
+  });
 });
 
 /** A conversation's turns take a think pause, a prefill and an answer; each variant runs its waves of them. */

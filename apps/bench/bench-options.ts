@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
+import type { StoredResponsesPlan } from './responses-store-load.js';
 import type { LoadTiming } from './streaming-load.js';
 
-export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'idle', 'multi-turn', 'llama'] as const;
+export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'stored-responses', 'idle', 'multi-turn', 'llama'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** How long and how hard each scenario runs. Every loop in the benchmark is bounded by these. */
@@ -19,6 +20,7 @@ export interface BenchProfile {
   latency: { streams: number; tokens: number; intervalMs: number; withStub: boolean; rounds: number; timing: LoadTiming };
   nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
   observability: { streams: number; tokens: number; engines: Array<'stub' | 'http'>; rounds: number; timing: LoadTiming };
+  storedResponses: StoredResponsesPlan;
   idle: IdlePlan;
   multiTurn: MultiTurnPlan;
   llama: { concurrencies: number[]; maxTokens: number; timing: LoadTiming };
@@ -32,6 +34,17 @@ export const FULL_PROFILE: BenchProfile = {
   latency: { streams: 64, tokens: 64, intervalMs: 10, withStub: true, rounds: 3, timing: { warmupMs: 800, measureMs: 1200 } },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   observability: { streams: 64, tokens: 256, engines: ['http', 'stub'], rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  storedResponses: {
+    streams: 64,
+    tokens: 256,
+    engines: ['stub', 'http'],
+    background: true,
+    prefillResponses: 10_000,
+    prefillMaxMs: 15_000,
+    rounds: 3,
+    timing: { warmupMs: 300, measureMs: 1000 },
+    memory: { responses: 5000, events: 100_000 },
+  },
   idle: { streams: 5000, holdMs: 20_000, keepaliveMs: 1000, openPerSecond: 2500, openTimeoutMs: 30_000, warmStreams: 200, settleMs: 1000 },
   multiTurn: {
     replicas: 4,
@@ -63,6 +76,14 @@ export const QUICK_PROFILE: BenchProfile = {
   latency: { streams: 64, tokens: 32, intervalMs: 10, withStub: false, rounds: 1, timing: { warmupMs: 350, measureMs: 800 } },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  storedResponses: {
+    ...FULL_PROFILE.storedResponses,
+    prefillResponses: 2000,
+    prefillMaxMs: 4000,
+    rounds: 1,
+    timing: { warmupMs: 150, measureMs: 500 },
+    memory: { responses: 1000, events: 20_000 },
+  },
   idle: { streams: 500, holdMs: 2000, keepaliveMs: 500, openPerSecond: 2500, openTimeoutMs: 10_000, warmStreams: 20, settleMs: 300 },
   multiTurn: {
     ...FULL_PROFILE.multiTurn,

@@ -83,9 +83,11 @@ export function postChat(call: ChatCall): RequestHandle {
   });
 }
 
-type Settle = (outcome: RequestOutcome) => void;
+/** Ends a request with its outcome (only the first call counts). */
+export type Settle = (outcome: RequestOutcome) => void;
 
-function exchange(call: ChatCall, read: (response: import('node:http').IncomingMessage, settle: Settle) => void): RequestHandle {
+/** POSTs `call` and hands a 200 answer to `read`; statuses, socket errors, timeouts and aborts settle here. */
+export function exchange(call: ChatCall, read: (response: import('node:http').IncomingMessage, settle: Settle) => void): RequestHandle {
   let settle!: Settle;
   let settled = false;
   let aborting = false;

@@ -1,4 +1,5 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
+import { renderStoredResponses } from './responses-store-report.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
 import { renderTable, type Cell } from './text-table.js';
@@ -19,7 +20,7 @@ const referenceNotes = (rows: Array<{ target: string }>) =>
 const ms = (value: number | undefined): Cell => (value === undefined ? undefined : Number(value.toFixed(2)));
 
 function backgroundOf(results: BenchResults): number[] {
-  const rows = [...(results.throughput ?? []), ...(results.latency ?? []), ...(results.nonStreaming ?? []), ...(results.observability?.on ?? []), ...(results.observability?.off ?? [])];
+  const rows = [...(results.throughput ?? []), ...(results.latency ?? []), ...(results.nonStreaming ?? []), ...(results.observability?.on ?? []), ...(results.observability?.off ?? []), ...(results.storedResponses?.rows ?? [])];
   return rows.flatMap((row) => (row.cpu.backgroundCores === undefined ? [] : [row.cpu.backgroundCores]));
 }
 
@@ -123,6 +124,11 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
       `Metrics + tracing cost (${on[0]?.streams} streams; off: metrics disabled, tracing none; on: metrics + OTLP tracing to a local sink, which got ${sink.requests} exports, ${(sink.bytes / KB).toFixed(0)} KB)`,
       renderTable(['target', 'off chunks/s', 'on chunks/s', 'on/off', 'off µs/chunk', 'on µs/chunk', 'errors'], rows),
     );
+  }
+
+  if (results.storedResponses) {
+    const { title, body } = renderStoredResponses(results.storedResponses);
+    section(title, body);
   }
 
   if (results.idle) {

@@ -11,6 +11,7 @@ import { measureIdleStreams } from './idle-streams.js';
 import { runMultiTurn } from './multi-turn.js';
 import { startOtlpSink } from './otlp-sink.js';
 import { interleave } from './interleave.js';
+import { runStoredResponses } from './responses-store-load.js';
 import { Samples } from './samples.js';
 import {
   latencyResult,
@@ -133,6 +134,10 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       await stack.stop(off);
       await stack.stop(on);
       await sink.close();
+    }
+
+    if (wants('stored-responses')) {
+      results.storedResponses = await runStoredResponses(stack, { models, mockPid: mock.pid }, profile.storedResponses, profile.gatewayWarmupMs, progress);
     }
 
     if (wants('idle')) {
