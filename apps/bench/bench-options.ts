@@ -68,7 +68,7 @@ export const FULL_PROFILE: BenchProfile = {
   llama: { concurrencies: [1, 4], maxTokens: 128, timing: { warmupMs: 500, measureMs: 3000 } },
 };
 
-/** `--quick`: the same scenarios, smaller and shorter (under 30 s): a check that everything runs. */
+/** `--quick`: the same scenarios, smaller and shorter (under a minute): a check that everything runs. */
 export const QUICK_PROFILE: BenchProfile = {
   name: 'quick',
   gatewayWarmupMs: 600,
@@ -113,7 +113,7 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap] [--nginx BIN]
 
-  --quick            a short run (under 30 s) of every scenario
+  --quick            a short run (under a minute) of every scenario
   --only LIST        comma-separated: ${SCENARIOS.join(', ')}
   --idle-streams N   streams held open by the idle scenario (default 5000; 500 with --quick)
   --out DIR          where the JSON report goes (default bench-results)

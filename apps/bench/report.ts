@@ -127,7 +127,7 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
   }
 
   if (results.storedResponses) {
-    const { title, body } = renderStoredResponses(results.storedResponses);
+    const { title, body } = renderStoredResponses(results.storedResponses, results.profile === 'quick');
     section(title, body);
   }
 
