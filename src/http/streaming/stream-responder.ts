@@ -42,7 +42,7 @@ export class StreamResponder {
 
   sse(
     reply: FastifyReply,
-    { events$, telemetry }: AcceptedGeneration,
+    { events$, telemetry, abandon }: AcceptedGeneration,
     encode: OperatorFunction<StreamEvent, SseFrame>,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
@@ -50,8 +50,9 @@ export class StreamResponder {
       const response = reply.raw;
       this.trackInFlight(response);
       // A client already gone (it hung up while a guard asked its store, or while the prompt was
-      // counted) starts no work.
+      // counted) starts no work, and gives its admission place back.
       if (response.destroyed) {
+        abandon();
         subscriber.complete();
         return;
       }
@@ -102,14 +103,16 @@ export class StreamResponder {
 
   json(
     reply: FastifyReply,
-    { events$ }: AcceptedGeneration,
+    { events$, abandon }: AcceptedGeneration,
     toBody: (result: GenerationResult) => unknown,
     dialect: ErrorDialect,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
       this.trackInFlight(reply.raw);
-      // A client already gone (it hung up while a guard asked its store) starts no work.
+      // A client already gone (it hung up while a guard asked its store) starts no work, and
+      // gives its admission place back.
       if (reply.raw.destroyed) {
+        abandon();
         subscriber.complete();
         return;
       }

@@ -80,6 +80,8 @@ export class GantryMetrics {
       labelNames: ['model'],
       registers: [this.registry],
       collect() {
+        // Reset first: a model a reload removed leaves the gauge.
+        this.reset();
         for (const model of models.list()) this.set({ model: model.config.name }, model.admission.queued);
       },
     });
@@ -89,6 +91,8 @@ export class GantryMetrics {
       labelNames: ['model'],
       registers: [this.registry],
       collect() {
+        // Reset first: a model a reload removed leaves the gauge.
+        this.reset();
         for (const model of models.list()) this.set({ model: model.config.name }, model.admission.running);
       },
     });
