@@ -1,12 +1,8 @@
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
-import { Logger } from '@nestjs/common';
 import { ConfigError, loadConfig, type ConfigSources } from './config/config-loader.js';
-import { createGateway } from './bootstrap.js';
-import { endStreamsNow, shutdownGracefully } from './lifecycle/graceful-shutdown.js';
-import { ModelRegistry } from './models/model-registry.js';
-import { flushLogs } from './observability/logging/logging.module.js';
-import { fileStatus, watchConfigFile } from './reload/config-file-watcher.js';
-import { ConfigReloader } from './reload/config-reloader.js';
+import { workerCount } from './config/server-config.js';
+import { fileStatus } from './reload/config-file-watcher.js';
 
 const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--host H] [--watch-config]
 
@@ -17,6 +13,11 @@ const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--host H] [--watc
                     changed serve new requests; open streams finish where they started)`;
 
 async function main(): Promise<void> {
+  // A worker of several runs this file too: its primary gives it everything it needs.
+  if (cluster.isWorker) {
+    const { serveAsWorker } = await import('./cluster-worker.js');
+    return serveAsWorker();
+  }
   const { values } = parseArgs({
     options: {
       config: { type: 'string' },
@@ -48,45 +49,15 @@ async function main(): Promise<void> {
   const readStatus = values['watch-config'] ? fileStatus(sources.file!) : undefined;
   const config = loadConfig(sources);
 
-  const app = await createGateway(config);
-  await app.listen(config.server.port, config.server.host);
-  const address = app.getHttpServer().address();
-  const where = typeof address === 'object' && address ? `http://${config.server.host}:${address.port}` : String(address);
-  const models = config.models.map((model) => `${model.name} (${model.engine})`).join(', ');
-  process.stdout.write(`Gantry listening on ${where} — models: ${models}\n`);
-
-  let stopping = false;
-  // SIGHUP (and --watch-config) re-read the file: models apply to new requests at once; a file
-  // refused at start is refused here with the same messages, and the running configuration stays.
-  const reloader = new ConfigReloader(config, app.get(ModelRegistry));
-  let reloads: Promise<unknown> = Promise.resolve();
-  const reload = () => {
-    if (stopping) return;
-    if (sources.file === undefined) {
-      new Logger('Gantry').warn('SIGHUP: there is no configuration file to re-read (start with --config FILE or GANTRY_CONFIG).');
-      return;
-    }
-    reloads = reloads.then(() => reloader.reload(() => loadConfig(sources), sources.file!));
-  };
-  process.on('SIGHUP', reload);
-  const unwatch = values['watch-config'] ? watchConfigFile(sources.file!, reload, { since: readStatus }) : () => undefined;
-
-  // The first signal drains (new requests refused, open streams get shutdown.drainMs to finish);
-  // a second one ends the streams still open at once.
-  const shutdown = () => {
-    if (stopping) return endStreamsNow(app);
-    stopping = true;
-    unwatch();
-    void shutdownGracefully(app).then(
-      () => flushLogs().then(() => process.exit(0)),
-      (error: unknown) => {
-        process.stderr.write(`Gantry failed to shut down cleanly: ${(error as Error)?.stack ?? String(error)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  const watch = values['watch-config'] === true;
+  const workers = workerCount(config.server);
+  // Each mode loads only what it runs: the primary no gateway, one process no cluster.
+  if (workers > 1) {
+    const { runPrimary } = await import('./cluster/primary.js');
+    return runPrimary(config, { workers, sources, watch, since: readStatus });
+  }
+  const { serveSingleProcess } = await import('./single-process.js');
+  return serveSingleProcess(config, { sources, watch, since: readStatus });
 }
 
 main().catch((error: unknown) => {

@@ -43,10 +43,10 @@ export class ModelRuntime {
   }
 }
 
-/** The admission limits of a model entry on its engine. */
-export function admissionLimitsOf(config: ModelConfig, engine: InferenceEngine): AdmissionLimits {
+/** The admission limits of a model entry; without `maxConcurrency`, its engine's own limit (none by default). */
+export function admissionLimitsOf(config: ModelConfig, engineMaxConcurrency = Number.POSITIVE_INFINITY): AdmissionLimits {
   return {
-    maxConcurrency: config.maxConcurrency ?? engine.defaultMaxConcurrency,
+    maxConcurrency: config.maxConcurrency ?? engineMaxConcurrency,
     maxQueue: config.maxQueue ?? DEFAULT_MAX_QUEUE,
     queueTimeoutMs: config.queueTimeoutMs,
   };
@@ -145,7 +145,7 @@ export class ModelRegistry {
 
   /** A runtime on `slot`; the model's admission is kept across reloads, with the entry's limits. */
   private runtime(config: ModelConfig, slot: EngineSlot): ModelRuntime {
-    const limits = admissionLimitsOf(config, slot.engine);
+    const limits = admissionLimitsOf(config, slot.engine.defaultMaxConcurrency);
     let admission = this.admissions.get(config.name);
     if (admission) {
       admission.setLimits(limits);
