@@ -5,6 +5,7 @@ import type { AdmissionTicket, ModelAdmission } from '../admission/model-admissi
 import { ClusterAdmission } from './cluster-admission.js';
 import { InstanceAdmission } from './instance-admission.js';
 import { IpcChannel, type ChannelMessage } from './ipc-channel.js';
+import { serveAdmission } from './primary-handlers.js';
 
 /** Messages are delivered on a later turn, as Node's IPC does. */
 const later = (deliver: () => void) => setImmediate(deliver);
@@ -23,13 +24,7 @@ function instance(count: number, configured: Record<string, AdmissionLimits> = {
     const toPrimary = new IpcChannel((message: ChannelMessage) => later(() => primarySide.receive(message)));
     const primarySide = new IpcChannel((message: ChannelMessage) => later(() => toWorker!.receive(message)));
     toWorker = toPrimary;
-    primarySide.handle<{ ticket: number; model: string; limits: AdmissionLimits }>('reserve', ({ ticket, model, limits }) =>
-      primary.reserve(id, ticket, model, limits, {
-        admitted: () => primarySide.notify('admitted', { ticket }),
-        timedOut: (message) => primarySide.notify('timedOut', { ticket, message }),
-      }),
-    );
-    primarySide.on<{ ticket: number }>('release', ({ ticket }) => primary.release(id, ticket));
+    serveAdmission(primarySide, id, primary);
     return { id, admission: new ClusterAdmission(toPrimary) };
   });
   return { primary, workers };

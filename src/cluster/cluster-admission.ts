@@ -4,6 +4,7 @@ import { AdmissionCoordinator, type AdmissionTicket, type ModelAdmission } from 
 import { EngineError } from '../engine/engine-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ChannelClosedError, type IpcChannel } from './ipc-channel.js';
+import type { ReserveAnswer } from './worker-protocol.js';
 
 /** A model's requests of this worker that hold a ticket from the primary, and how their waits ended. */
 interface TicketTally {
@@ -51,12 +52,14 @@ export class ClusterAdmission extends AdmissionCoordinator {
       this.channel.notify('release', { ticket: id });
     });
     this.tickets.set(id, ticket);
+    let answer: ReserveAnswer;
     try {
-      await this.channel.call('reserve', { ticket: id, model, limits });
+      answer = await this.channel.call<ReserveAnswer>('reserve', { ticket: id, model, limits });
     } catch (error) {
       this.tickets.delete(id);
       throw error;
     }
+    if (answer.admitted) ticket.admit();
     ticket.reserved();
     return ticket;
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InstanceLimits } from './instance-limits.js';
 import { IpcChannel, type ChannelMessage } from './ipc-channel.js';
+import { serveLimits } from './primary-handlers.js';
 import { PrimaryLimitStore } from './primary-limit-store.js';
 
 /** Workers' limit stores linked to one primary's InstanceLimits by in-memory channels, as over IPC. */
@@ -11,9 +12,7 @@ function instance(count: number) {
     let workerSide: IpcChannel | undefined;
     const primarySide = new IpcChannel((message: ChannelMessage) => setImmediate(() => workerSide!.receive(message)));
     workerSide = new IpcChannel((message: ChannelMessage) => setImmediate(() => primarySide.receive(message)));
-    primarySide.handle<{ key: string; windowMs: number }>('hit', ({ key, windowMs }) => limits.hit(key, windowMs));
-    primarySide.handle<{ key: string; max: number }>('acquire', async ({ key, max }) => (await limits.acquire(worker, key, max)) ?? null);
-    primarySide.on<{ key: string; lease: string }>('releaseLease', ({ key, lease }) => void limits.release(worker, key, lease));
+    serveLimits(primarySide, worker, limits);
     return new PrimaryLimitStore(workerSide);
   });
   return { limits, stores };

@@ -12,6 +12,7 @@ import { refusedMessage, reloadedMessage, restartWarning } from '../reload/reloa
 import { InstanceAdmission } from './instance-admission.js';
 import { InstanceLimits } from './instance-limits.js';
 import { IpcChannel } from './ipc-channel.js';
+import { serveAdmission, serveLimits } from './primary-handlers.js';
 import type { WorkerHello, WorkerReady } from './worker-protocol.js';
 
 export interface PrimaryOptions {
@@ -122,16 +123,8 @@ class Primary {
       return { config: plain(this.running), origin: this.origin, version: this.version };
     });
     channel.on<WorkerReady>('ready', (ready) => this.ready(link, ready));
-    channel.handle<{ ticket: number; model: string; limits: AdmissionLimits }>('reserve', ({ ticket, model, limits }) => {
-      this.admission.reserve(worker.id, ticket, model, limits, {
-        admitted: () => channel.notify('admitted', { ticket }),
-        timedOut: (message) => channel.notify('timedOut', { ticket, message }),
-      });
-    });
-    channel.on<{ ticket: number }>('release', ({ ticket }) => this.admission.release(worker.id, ticket));
-    channel.handle<{ key: string; windowMs: number }>('hit', ({ key, windowMs }) => this.limits.hit(key, windowMs));
-    channel.handle<{ key: string; max: number }>('acquire', async ({ key, max }) => (await this.limits.acquire(worker.id, key, max)) ?? null);
-    channel.on<{ key: string; lease: string }>('releaseLease', ({ key, lease }) => void this.limits.release(worker.id, key, lease));
+    serveAdmission(channel, worker.id, this.admission);
+    serveLimits(channel, worker.id, this.limits);
     channel.handle('metrics', () => this.metricsText());
   }
 

@@ -13,3 +13,8 @@ export interface WorkerReady {
   port: number;
   version: number;
 }
+
+/** The primary's answer to a `reserve`: whether the ticket holds a slot already (else it is queued). */
+export interface ReserveAnswer {
+  admitted: boolean;
+}
