@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { logLinesOf, startCli as spawnCli, writeConfig, type CliProcess } from './support/cli-process.js';
 import { eventually, readJson } from './support/gateway.js';
 import { postStream, unpooledAgent } from './support/http-stream.js';
+import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { CHAT } from './support/protocol-streams.js';
 
 const running: ChildProcess[] = [];
@@ -51,6 +52,8 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     );
     const cli = startCli(['--config', file, '--port', '0']);
     const url = await cli.listening;
+    // Scraped once before the reload: the gauges have a series for every model then.
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain('gantry_running_requests{model="gone"} 0');
     const prompt = words(40);
     let firstContent!: () => void;
     const contentBegan = new Promise<void>((resolve) => (firstContent = resolve));
@@ -76,6 +79,11 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
 
     expect(await answer(url, 'fresh', 'hello there')).toMatchObject({ status: 200, content: 'hello there' });
     expect(await answer(url, 'gone', 'hello')).toMatchObject({ status: 404 });
+    // The new model has its series; the removed one leaves the gauges.
+    const samples = parsePrometheus(await (await fetch(`${url}/metrics`)).text());
+    expect(valueOf(samples, 'gantry_requests_total', { model: 'fresh', outcome: 'completed', status: '200' })).toBe(1);
+    expect(samples.some((sample) => sample.name === 'gantry_running_requests' && sample.labels.model === 'fresh')).toBe(true);
+    expect(samples.some((sample) => sample.name === 'gantry_running_requests' && sample.labels.model === 'gone')).toBe(false);
     // A new request on the changed model runs on its new engine (which reasons first).
     expect(await answer(url, 'slow', 'x')).toMatchObject({ status: 200, content: 'x', reasoning: 'thinking first' });
 
