@@ -54,7 +54,8 @@ function workersSeconds(plan: typeof FULL_PROFILE.workers): number {
   return (
     (gateways * plan.warmupMs * 1.25) / 1000 +
     timed(plan.saturated.timing, gateways * plan.saturated.rounds) +
-    timed(plan.paced.timing, gateways * plan.paced.rounds) +
+    timed(plan.paced.timing, (gateways + 1) * plan.paced.rounds) +
+    (plan.warmupMs * (Math.max(...plan.counts) - 1)) / 1000 +
     timed(plan.admission.timing, plan.admission.concurrencies.length * 2 * plan.admission.rounds) +
     (plan.roundTrips.inFlight.length * plan.roundTrips.durationMs * 1.5) / 1000
   );

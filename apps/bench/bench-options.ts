@@ -89,9 +89,9 @@ export const QUICK_PROFILE: BenchProfile = {
   llama: { concurrencies: [1], maxTokens: 64, timing: { warmupMs: 200, measureMs: 800 } },
   workers: {
     counts: [1, 2],
-    warmupMs: 300,
-    saturated: { streams: 64, tokens: 256, rounds: 1, timing: { warmupMs: 100, measureMs: 400 } },
-    paced: { streamsPerWorker: 32, tokens: 64, rounds: 1, timing: { warmupMs: 150, measureMs: 300 } },
+    warmupMs: 200,
+    saturated: { streams: 64, tokens: 256, rounds: 1, timing: { warmupMs: 100, measureMs: 300 } },
+    paced: { streamsPerWorker: 32, tokens: 64, rounds: 1, timing: { warmupMs: 100, measureMs: 250 } },
     admission: { concurrencies: [16], tokens: 16, rounds: 1, timing: { warmupMs: 100, measureMs: 400 } },
     roundTrips: { inFlight: [1, 64], durationMs: 100 },
   },

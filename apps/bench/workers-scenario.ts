@@ -39,7 +39,8 @@ export interface WorkersPlan {
 
 /** Streaming through the HTTP engine with one gateway of `workers` processes. */
 export interface WorkersStreamingRow {
-  load: 'saturated' | 'paced';
+  /** `side by side`: as many one-process gateways as the most workers, paced together (the control). */
+  load: 'saturated' | 'paced' | 'side by side';
   workers: number;
   streams: number;
   chunksPerSecond: number;
@@ -139,14 +140,29 @@ export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, pr
   );
   groups.forEach((group, index) => streaming.push(streamingRow('saturated', saturated.streams, group, addWindows(busy[index]))));
   const paced = workersPlan.paced;
-  progress(`workers: paced streaming, ${paced.streamsPerWorker} streams per worker, ${paced.rounds} round(s)`);
-  const calm = await interleave(groups, paced.rounds, (group) =>
-    measureRound(group, target(group, 'mock-paced'), paced.streamsPerWorker * group.workers, chatBody('mock-paced', paced.tokens, true), paced.timing, true),
+  // The control: one-process gateways side by side, as many as the most workers, each with the
+  // streams of one worker. What they cost more per chunk than one alone is the machine (busy
+  // processes sharing its cores), not the cluster.
+  const most = groups.at(-1)!;
+  const singles = [groups[0]];
+  for (let index = 1; index < most.workers; index += 1) {
+    singles.push(await processGroupOf(await stack.startGateway(`workers-1-${index + 1}`, gatewayConfig({ models })), 1));
+  }
+  for (const single of singles.slice(1)) await warmUp(target(single, 'mock'), 16, 256, workersPlan.warmupMs);
+  const sideBySide: ProcessGroup = { workers: singles.length, server: singles[0].server, workerPids: singles.flatMap((single) => single.workerPids) };
+  const pacedTargets = [...groups, sideBySide];
+  progress(`workers: paced streaming, ${paced.streamsPerWorker} streams per worker (and per process side by side), ${paced.rounds} round(s)`);
+  const calm = await interleave(pacedTargets, paced.rounds, async (group) => {
+    const body = chatBody('mock-paced', paced.tokens, true);
+    if (group !== sideBySide) return measureRound(group, target(group, 'mock-paced'), paced.streamsPerWorker * group.workers, body, paced.timing, true);
+    return sideBySideTally(await Promise.all(singles.map((single) => measureRound(single, target(single, 'mock-paced'), paced.streamsPerWorker, body, paced.timing, true))));
+  });
+  pacedTargets.forEach((group, index) =>
+    streaming.push(streamingRow(group === sideBySide ? 'side by side' : 'paced', paced.streamsPerWorker * group.workers, group, addWindows(calm[index]))),
   );
-  groups.forEach((group, index) => streaming.push(streamingRow('paced', paced.streamsPerWorker * group.workers, group, addWindows(calm[index]))));
+  for (const single of singles.slice(1)) await stack.stop(single.server);
 
   const { concurrencies, tokens, rounds, timing } = workersPlan.admission;
-  const most = groups.at(-1)!;
   const admissionTargets = concurrencies.flatMap((concurrency) => (['free', 'coordinated'] as const).map((admission) => ({ concurrency, admission })));
   progress(`workers: admission with ${most.workers} worker(s), ${concurrencies.join(' / ')} concurrent non-streaming requests, free / coordinated, ${rounds} round(s)`);
   const answered = await interleave(admissionTargets, rounds, ({ concurrency, admission }) => {
@@ -264,6 +280,15 @@ async function measureRound(group: ProcessGroup, target: BenchTarget, concurrenc
     clientSeconds: after.client - before.client,
     failures: run.failures,
   };
+}
+
+/**
+ * The windows of gateways measured at the same time as one: their units and CPU together over one
+ * window's length. The mock's and the machine's CPU were read by each over the same time: once.
+ */
+function sideBySideTally(windows: readonly WindowTally[]): WindowTally {
+  const sum = addWindows(windows);
+  return { ...sum, windowMs: sum.windowMs / windows.length, upstreamSeconds: sum.upstreamSeconds / windows.length, machineSeconds: sum.machineSeconds / windows.length };
 }
 
 function addWindows(windows: readonly WindowTally[]): WindowTally {
