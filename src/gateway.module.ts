@@ -1,4 +1,4 @@
-import { type DynamicModule, Module, type Type } from '@nestjs/common';
+import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
 import { AuthModule } from './auth/auth.module.js';
 import { GatewayConfig } from './config/gateway-config.js';
 import { HttpModule } from './http/http.module.js';
@@ -9,14 +9,16 @@ import { StoredResponsesModule } from './stored-responses/stored-responses.modul
 
 /**
  * The gateway, assembled from a validated configuration, plus any plugin modules. Guards run in
- * import order: drain, then auth.
+ * import order: drain, then auth. `providers` are offered to every module (a worker of several
+ * provides the primary's admission, limit store and metrics this way).
  */
 @Module({})
 export class GatewayModule {
   static forRoot(
     config: GatewayConfig,
-    options: { observability?: ObservabilityOptions; plugins?: Array<Type<unknown> | DynamicModule> } = {},
+    options: { observability?: ObservabilityOptions; plugins?: Array<Type<unknown> | DynamicModule>; providers?: Provider[] } = {},
   ): DynamicModule {
+    const shared = options.providers ?? [];
     return {
       module: GatewayModule,
       global: true,
@@ -29,8 +31,8 @@ export class GatewayModule {
         HttpModule,
         ...(options.plugins ?? []),
       ],
-      providers: [{ provide: GatewayConfig, useValue: config }],
-      exports: [GatewayConfig],
+      providers: [{ provide: GatewayConfig, useValue: config }, ...shared],
+      exports: [GatewayConfig, ...shared.map((provider) => ('provide' in provider ? provider.provide : provider))],
     };
   }
 }

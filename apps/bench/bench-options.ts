@@ -3,8 +3,9 @@ import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
 import type { StoredResponsesPlan } from './responses-store-load.js';
 import type { LoadTiming } from './streaming-load.js';
+import type { WorkersPlan } from './workers-scenario.js';
 
-export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'stored-responses', 'idle', 'multi-turn', 'llama'] as const;
+export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'stored-responses', 'idle', 'multi-turn', 'llama', 'workers'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** How long and how hard each scenario runs. Every loop in the benchmark is bounded by these. */
@@ -24,6 +25,7 @@ export interface BenchProfile {
   idle: IdlePlan;
   multiTurn: MultiTurnPlan;
   llama: { concurrencies: number[]; maxTokens: number; timing: LoadTiming };
+  workers: WorkersPlan;
 }
 
 /** The default run: under three minutes on a 2-vCPU machine. */
@@ -66,6 +68,14 @@ export const FULL_PROFILE: BenchProfile = {
     loadFactors: [1.25, 2],
   },
   llama: { concurrencies: [1, 4], maxTokens: 128, timing: { warmupMs: 500, measureMs: 3000 } },
+  workers: {
+    counts: [1, 2],
+    warmupMs: 2000,
+    saturated: { streams: 64, tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
+    paced: { streamsPerWorker: 32, tokens: 64, rounds: 3, timing: { warmupMs: 800, measureMs: 1200 } },
+    admission: { concurrencies: [16], tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+    roundTrips: { inFlight: [1, 16, 64], durationMs: 800 },
+  },
 };
 
 /** `--quick`: the same scenarios, smaller and shorter (under a minute): a check that everything runs. */
@@ -98,6 +108,14 @@ export const QUICK_PROFILE: BenchProfile = {
     loadFactors: [1.25],
   },
   llama: { concurrencies: [1], maxTokens: 64, timing: { warmupMs: 200, measureMs: 800 } },
+  workers: {
+    counts: [1, 2],
+    warmupMs: 200,
+    saturated: { streams: 64, tokens: 256, rounds: 1, timing: { warmupMs: 100, measureMs: 300 } },
+    paced: { streamsPerWorker: 32, tokens: 64, rounds: 1, timing: { warmupMs: 100, measureMs: 250 } },
+    admission: { concurrencies: [16], tokens: 16, rounds: 1, timing: { warmupMs: 100, measureMs: 400 } },
+    roundTrips: { inFlight: [1, 64], durationMs: 100 },
+  },
 };
 
 export interface BenchOptions {

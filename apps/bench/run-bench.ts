@@ -24,6 +24,7 @@ import {
   warmUp,
   type LatencySamples,
 } from './streaming-load.js';
+import { runWorkers } from './workers-scenario.js';
 
 /** A progress line on stderr, so that stdout holds only the report. */
 export type Progress = (line: string) => void;
@@ -164,6 +165,8 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     if (wants('multi-turn')) results.multiTurn = await runMultiTurn(stack, profile.multiTurn, progress);
 
     if (wants('llama')) results.llama = await runLlama(stack, options, progress);
+
+    if (wants('workers')) results.workers = await runWorkers(stack, profile.workers, progress);
   } finally {
     await stack.dispose();
   }

@@ -97,7 +97,13 @@ export class GenerationRoutes {
       const accepted = await this.generations.accept(request, { telemetry, stream: true, names });
       const envelope = protocol.identify(body, this.settings);
       const response = responseObject(envelope, 'queued', []) as ResponseObject;
-      await this.stored.open(prepared, response);
+      try {
+        await this.stored.open(prepared, response);
+      } catch (error) {
+        // Not kept, so not run: its admission place goes back.
+        accepted.abandon();
+        throw error;
+      }
       // The plain encoder: the run keeps each state itself (the kept descriptor's encoder would keep the end again).
       const encode = RESPONSES_PROTOCOL.encode(body, envelope, undefined);
       // The API key's stream slot goes with the run, not with this answer.

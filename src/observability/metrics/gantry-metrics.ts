@@ -86,6 +86,8 @@ export class GantryMetrics {
       labelNames: ['model'],
       registers: [this.registry],
       collect() {
+        // Reset first: a model a reload removed leaves the gauge.
+        this.reset();
         for (const model of models.list()) this.set({ model: model.config.name }, model.admission.queued);
       },
     });
@@ -95,6 +97,8 @@ export class GantryMetrics {
       labelNames: ['model'],
       registers: [this.registry],
       collect() {
+        // Reset first: a model a reload removed leaves the gauge.
+        this.reset();
         for (const model of models.list()) this.set({ model: model.config.name }, model.admission.running);
       },
     });
