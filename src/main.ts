@@ -12,7 +12,23 @@ const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--host H] [--watc
   --watch-config    re-read FILE whenever it changes, as SIGHUP does (models added, removed or
                     changed serve new requests; open streams finish where they started)`;
 
+/**
+ * SIGHUP means "reload" to a running gateway; until the process can reload, one is held here
+ * (Node's default action would end the process) and given to the handler the start installs.
+ */
+let hupWhileStarting = false;
+const holdHup = () => {
+  hupWhileStarting = true;
+};
+
+/** Ends the start's hold on SIGHUP, replaying one that came meanwhile to the handlers now installed. */
+function releaseHup(): void {
+  process.off('SIGHUP', holdHup);
+  if (hupWhileStarting && process.listenerCount('SIGHUP') > 0) process.emit('SIGHUP', 'SIGHUP');
+}
+
 async function main(): Promise<void> {
+  process.on('SIGHUP', holdHup);
   // A worker of several runs this file too: its primary gives it everything it needs.
   if (cluster.isWorker) {
     const { serveAsWorker } = await import('./cluster-worker.js');
@@ -54,10 +70,12 @@ async function main(): Promise<void> {
   // Each mode loads only what it runs: the primary no gateway, one process no cluster.
   if (workers > 1) {
     const { runPrimary } = await import('./cluster/primary.js');
-    return runPrimary(config, { workers, sources, watch, since: readStatus });
+    runPrimary(config, { workers, sources, watch, since: readStatus });
+    return releaseHup();
   }
   const { serveSingleProcess } = await import('./single-process.js');
-  return serveSingleProcess(config, { sources, watch, since: readStatus });
+  await serveSingleProcess(config, { sources, watch, since: readStatus });
+  releaseHup();
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logLinesOf, startCli, writeConfig, type CliProcess } from './support/cli-process.js';
@@ -193,7 +193,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
   });
 
   it('SIGHUP: a model added while a stream is open answers on every worker, and the stream completes where it started', async () => {
-    const prompt = words(40);
+    const prompt = words(80);
     let firstContent!: () => void;
     const contentBegan = new Promise<void>((resolve) => (firstContent = resolve));
     const stream = postStream(url, CHAT.path, CHAT.body('slow', prompt), {
@@ -211,7 +211,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     cli.child.kill('SIGHUP');
     const fresh = await fromEveryWorker(url, '/v1/chat/completions', chat('fresh', 'new here'), 2, (answer) => answer.status === 200);
     expect(fresh.done).toBe(true);
-    // Seen while the stream (4 s of output) was still open.
+    // Seen while the stream (8 s of output) was still open.
     expect(streamEnded).toBe(false);
 
     const outcome = await stream;
@@ -219,7 +219,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(CHAT.endedWell(outcome.frames)).toBe(true);
     expect(outcome.frames.map(CHAT.contentOf).join('')).toBe(prompt);
     expect(await eventually(() => logs().some((line) => line.msg === `Configuration reloaded from ${file} on 2 of 2 workers: models added fresh.`))).toBe(true);
-  });
+  }, 40_000);
 
   it('SIGHUP with an invalid file: refused with the messages a start gives, and every worker keeps the running models', async () => {
     writeFileSync(file, `${BASE_CONFIG}  - { name: bad, engine: stub, prefillMs: -5 }\n`);
@@ -267,7 +267,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(after.workers).not.toContain(victim);
     expect(logs().some((line) => line.level === 40 && line.msg.startsWith(`Worker ${victim} exited (signal SIGKILL)`))).toBe(true);
     expect(await eventually(async () => valueOf(parsePrometheus((await exchange(url, '/metrics')).text), 'gantry_workers') === 2)).toBe(true);
-  });
+  }, 60_000);
 
   it('SIGTERM: every worker drains (an open stream finishes), then the primary exits 0', async () => {
     const workers = (await fromEveryWorker(url, '/v1/models', undefined, 2, (answer) => answer.status === 200)).workers;
@@ -340,4 +340,24 @@ describe('server.workers with a llama model', () => {
     expect(await cli.exited).toBe(1);
     expect(cli.output().stderr).toContain("models: 'local' runs on the llama engine, which loads the model into each worker process");
   });
+});
+
+describe('a SIGTERM while the workers start', () => {
+  it('drains them as they come up: nothing is served, and the primary exits 0', async () => {
+    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nshutdown: { drainMs: 500 }\nmodels:\n  - { name: echo, engine: stub }\n');
+    const cli = startCli(['--config', file, '--port', '0']);
+    // Both workers forked, still loading the gateway (a drain sent now reaches no listener).
+    const pid = cli.child.pid!;
+    const forked = () => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).length >= 2;
+      } catch {
+        return false;
+      }
+    };
+    expect(await eventually(forked, 15_000)).toBe(true);
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+    expect(cli.output().stdout).not.toContain('Gantry listening');
+  }, 40_000);
 });

@@ -94,10 +94,11 @@ class Primary {
   }
 
   start(): void {
-    for (let index = 0; index < this.options.workers; index += 1) this.fork();
+    // Signals first: one that comes while the workers are forked is the primary's to handle.
     process.on('SIGTERM', () => this.shutdown());
     process.on('SIGINT', () => this.shutdown());
     process.on('SIGHUP', () => this.reload());
+    for (let index = 0; index < this.options.workers; index += 1) this.fork();
     const file = this.options.sources.file;
     if (this.options.watch && file !== undefined) this.unwatch = watchConfigFile(file, () => this.reload(), { since: this.options.since });
   }
@@ -134,6 +135,11 @@ class Primary {
 
   private ready(link: WorkerLink, { port }: WorkerReady): void {
     link.ready = true;
+    // A drain sent while it started came before it listened (IPC drops what no one listens to).
+    if (this.stopping) {
+      link.channel.notify('drain');
+      return;
+    }
     // A reload applied while it started passed it by.
     if (link.version !== this.version) void this.reloadWorker(link, plain(this.running), this.version);
     if (this.announced) {
@@ -214,7 +220,10 @@ class Primary {
    */
   private reload(): void {
     if (this.stopping) return;
-    this.reloads = this.reloads.then(() => this.reloadNow());
+    // A reload that throws is logged, never an unhandled rejection (which would end the instance).
+    this.reloads = this.reloads
+      .then(() => this.reloadNow())
+      .catch((error: unknown) => this.logger.error(`Configuration reload failed: ${(error as Error)?.stack ?? String(error)}`));
   }
 
   private async reloadNow(): Promise<void> {

@@ -78,7 +78,14 @@ export class GenerationService {
       release();
       throw error;
     }
-    telemetry.markAccepted({ model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
+    try {
+      // Runs the interceptors' onAccepted hooks (plugin code): a throw must not keep the place.
+      telemetry.markAccepted({ model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
+    } catch (error) {
+      ticket.release();
+      release();
+      throw error;
+    }
 
     let state: 'accepted' | 'running' | 'ended' = 'accepted';
     const end = () => {

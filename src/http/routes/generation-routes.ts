@@ -95,9 +95,11 @@ export class GenerationRoutes {
     return defer(async () => {
       // A background run always streams: its events go to the log, whoever follows them.
       const accepted = await this.generations.accept(request, { telemetry, stream: true, names });
-      const envelope = protocol.identify(body, this.settings);
-      const response = responseObject(envelope, 'queued', []) as ResponseObject;
+      let envelope: ResponseEnvelope;
+      let response: ResponseObject;
       try {
+        envelope = protocol.identify(body, this.settings);
+        response = responseObject(envelope, 'queued', []) as ResponseObject;
         await this.stored.open(prepared, response);
       } catch (error) {
         // Not kept, so not run: its admission place goes back.

@@ -107,6 +107,8 @@ export class GantryMetrics {
       help: '1 when an upstream replica passes its health checks, else 0.',
       labelNames: ['model', 'replica'],
       registers: [this.registry],
+      // With workers, each checks the replica: healthy for the instance when every worker says so.
+      aggregator: 'min',
       collect() {
         this.reset();
         for (const [model, engine] of httpEngines(models)) {
