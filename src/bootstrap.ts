@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import type { IncomingMessage } from 'node:http';
-import { type DynamicModule, type Type } from '@nestjs/common';
+import { type DynamicModule, type Provider, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -27,6 +27,8 @@ export interface GatewayOptions {
   observability?: ObservabilityOptions;
   /** Plugin modules given in code, in addition to the configured `plugins` paths. */
   plugins?: Array<Type<unknown> | DynamicModule>;
+  /** Providers offered to every module: a worker of several gives the primary's admission, limits and metrics. */
+  providers?: Provider[];
 }
 
 /**
@@ -51,7 +53,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   });
   const plugins = [...(await loadPlugins(config.plugins)), ...(options.plugins ?? [])];
   const app = await NestFactory.create<NestFastifyApplication>(
-    GatewayModule.forRoot(config, { observability: options.observability, plugins }),
+    GatewayModule.forRoot(config, { observability: options.observability, plugins, providers: options.providers }),
     adapter,
     // A failing provider rejects here (the CLI reports it) instead of aborting the process.
     // Nest's default parsers would add form bodies, which a browser can send cross-site.

@@ -1,21 +1,45 @@
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config/config-loader.js';
-import { createGateway } from './bootstrap.js';
-import { endStreamsNow, shutdownGracefully } from './lifecycle/graceful-shutdown.js';
-import { flushLogs } from './observability/logging/logging.module.js';
+import { ConfigError, loadConfig, type ConfigSources } from './config/config-loader.js';
+import { workerCount } from './config/server-config.js';
+import { fileStatus } from './reload/config-file-watcher.js';
 
-const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--host H]
+const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--host H] [--watch-config]
 
-  --config FILE   YAML configuration (or GANTRY_CONFIG); without one, the stub model is served
-  --port N        listening port (or GANTRY_PORT; default 8000)
-  --host H        listening address (or GANTRY_HOST; default 127.0.0.1)`;
+  --config FILE     YAML configuration (or GANTRY_CONFIG); without one, the stub model is served
+  --port N          listening port (or GANTRY_PORT; default 8000)
+  --host H          listening address (or GANTRY_HOST; default 127.0.0.1)
+  --watch-config    re-read FILE whenever it changes, as SIGHUP does (models added, removed or
+                    changed serve new requests; open streams finish where they started)`;
+
+/**
+ * SIGHUP means "reload" to a running gateway; until the process can reload, one is held here
+ * (Node's default action would end the process) and given to the handler the start installs.
+ */
+let hupWhileStarting = false;
+const holdHup = () => {
+  hupWhileStarting = true;
+};
+
+/** Ends the start's hold on SIGHUP, replaying one that came meanwhile to the handlers now installed. */
+function releaseHup(): void {
+  process.off('SIGHUP', holdHup);
+  if (hupWhileStarting && process.listenerCount('SIGHUP') > 0) process.emit('SIGHUP', 'SIGHUP');
+}
 
 async function main(): Promise<void> {
+  process.on('SIGHUP', holdHup);
+  // A worker of several runs this file too: its primary gives it everything it needs.
+  if (cluster.isWorker) {
+    const { serveAsWorker } = await import('./cluster-worker.js');
+    return serveAsWorker();
+  }
   const { values } = parseArgs({
     options: {
       config: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      'watch-config': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -28,36 +52,30 @@ async function main(): Promise<void> {
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
     throw new ConfigError('command line', [`--port must be an integer from 0 to 65535 (got ${JSON.stringify(portText)})`]);
   }
-  const config = loadConfig({
+  const sources: ConfigSources = {
     file: values.config ?? process.env.GANTRY_CONFIG,
     host: values.host ?? process.env.GANTRY_HOST,
     port,
     responsesEncryptionKey: process.env.GANTRY_RESPONSES_ENCRYPTION_KEY || undefined,
-  });
-
-  const app = await createGateway(config);
-  await app.listen(config.server.port, config.server.host);
-  const address = app.getHttpServer().address();
-  const where = typeof address === 'object' && address ? `http://${config.server.host}:${address.port}` : String(address);
-  const models = config.models.map((model) => `${model.name} (${model.engine})`).join(', ');
-  process.stdout.write(`Gantry listening on ${where} — models: ${models}\n`);
-
-  // The first signal drains (new requests refused, open streams get shutdown.drainMs to finish);
-  // a second one ends the streams still open at once.
-  let stopping = false;
-  const shutdown = () => {
-    if (stopping) return endStreamsNow(app);
-    stopping = true;
-    void shutdownGracefully(app).then(
-      () => flushLogs().then(() => process.exit(0)),
-      (error: unknown) => {
-        process.stderr.write(`Gantry failed to shut down cleanly: ${(error as Error)?.stack ?? String(error)}\n`);
-        process.exit(1);
-      },
-    );
   };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  if (values['watch-config'] && sources.file === undefined) {
+    throw new ConfigError('command line', ['--watch-config needs a configuration file (--config FILE or GANTRY_CONFIG)']);
+  }
+  // Taken before the file is read: a change made while the gateway starts is not missed.
+  const readStatus = values['watch-config'] ? fileStatus(sources.file!) : undefined;
+  const config = loadConfig(sources);
+
+  const watch = values['watch-config'] === true;
+  const workers = workerCount(config.server);
+  // Each mode loads only what it runs: the primary no gateway, one process no cluster.
+  if (workers > 1) {
+    const { runPrimary } = await import('./cluster/primary.js');
+    runPrimary(config, { workers, sources, watch, since: readStatus });
+    return releaseHup();
+  }
+  const { serveSingleProcess } = await import('./single-process.js');
+  await serveSingleProcess(config, { sources, watch, since: readStatus });
+  releaseHup();
 }
 
 main().catch((error: unknown) => {

@@ -44,9 +44,10 @@ describe.skipIf(REDIS_URL === undefined)('two gateway processes on one Redis (re
   let a: OpenAI;
   let b: OpenAI;
   let urlA = '';
+  let config = '';
 
   beforeAll(async () => {
-    const config = writeConfig(configText(`gantry-test:${process.pid}:${Date.now()}:`));
+    config = writeConfig(configText(`gantry-test:${process.pid}:${Date.now()}:`));
     const [portA, portB] = [await freePort(), await freePort()];
     first = startCli(['--config', config, '--port', String(portA)]);
     second = startCli(['--config', config, '--port', String(portB)]);
@@ -104,6 +105,28 @@ describe.skipIf(REDIS_URL === undefined)('two gateway processes on one Redis (re
     expect(await running(urlA, 'stuck')).toBe(0);
     expect((await a.responses.retrieve(created.id)).status).toBe('cancelled');
   });
+
+  it('tells, on the other replicas, a background run whose replica died: failed, and its followers end', async () => {
+    const doomed = startCli(['--config', config, '--port', String(await freePort())]);
+    const c = new OpenAI({ baseURL: `${await doomed.listening}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const created = await c.responses.create({ model: 'stuck', input: 'wait', background: true });
+    const followed = await b.responses.retrieve(created.id, { stream: true });
+    const seen: ResponseStreamEvent[] = [];
+    const following = (async () => {
+      for await (const event of followed) seen.push(event);
+    })();
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+
+    // Its lease runs out within a few renewals (keep-alive interval, at least 1 s, times three).
+    await following;
+    expect(seen.at(-1)).toMatchObject({ type: 'error', code: 'response_abandoned', sequence_number: seen.length - 1 });
+    const read = await b.responses.retrieve(created.id);
+    expect(read).toMatchObject({ status: 'failed', error: { code: 'server_error' } });
+    expect(read).not.toHaveProperty('gantry_lease_until');
+    // Continuing from it is allowed now that it has ended.
+    expect((await a.responses.create({ model: 'stub', input: 'then', previous_response_id: created.id })).status).toBe('completed');
+  }, 30_000);
 
   it('deletes on one replica: the other no longer finds it', async () => {
     const created = await a.responses.create({ model: 'stub', input: 'to be deleted' });

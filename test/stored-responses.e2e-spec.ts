@@ -3,6 +3,7 @@ import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
+import { parsePrometheus, valueOf } from './support/prometheus.js';
 
 // Stateful Responses through the official SDK, on the default store (memory): kept responses,
 // their input items, chains by previous_response_id, item references, background runs that
@@ -124,16 +125,40 @@ describe('stored Responses (responses.store: memory)', () => {
     const items = (await client.responses.inputItems.list(second.id, { order: 'asc' })).data as Item[];
     expect(items.map((item) => [item.type, item.id])).toEqual([
       ['message', expect.stringMatching(/^msg_/)],
-      ['reasoning', reasoning.id],
-      ['message', message.id],
+      ['reasoning', expect.stringMatching(/^rs_/)],
+      ['message', expect.stringMatching(/^msg_/)],
       ['message', expect.stringMatching(/^msg_/)],
     ]);
     expect(items[1]!.content).toEqual([{ type: 'reasoning_text', text: 'think first' }]);
+    // Kept as copies under ids of their own: the referenced items stay their first response's.
+    expect(items[1]!.id).not.toBe(reasoning.id);
+    await client.responses.delete(second.id);
+    const third = await client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: message.id }, { role: 'user', content: 'still there' }] });
+    expect(third.status).toBe('completed');
 
     await expect(client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: 'msg_unknown' }] })).rejects.toMatchObject({
       status: 400,
       error: { param: 'input[0].id', message: expect.stringContaining('msg_unknown') },
     });
+  });
+
+  it('never lets an id sent in input take over a stored item', async () => {
+    const first = await client.responses.create({ model: 'stub', input: 'the real words' });
+    const message = (first.output as Item[]).find((item) => item.type === 'message')!;
+    await client.responses.create({ model: 'stub', input: [{ type: 'message', id: message.id, role: 'assistant', content: 'forged words' }, { role: 'user', content: 'hi' }] as never });
+    const referring = await client.responses.create({ model: 'upstream', input: [{ type: 'item_reference', id: message.id }, { role: 'user', content: 'go on' }] });
+    expect(referring.status).toBe('completed');
+    const messages = upstream.state.received.at(-1)!.body.messages as Item[];
+    expect(messages[0]).toMatchObject({ role: 'assistant', content: 'the real words' });
+  });
+
+  it('stops a running background response that is deleted, and forgets it', async () => {
+    const created = await client.responses.create({ model: 'stuck', input: 'wait', background: true });
+    const stuck = gateway.registry.resolve('stuck').admission;
+    expect(await eventually(() => stuck.running === 1, 10_000)).toBe(true);
+    await client.responses.delete(created.id);
+    expect(await eventually(() => stuck.running === 0, 10_000)).toBe(true);
+    await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
   });
 
   it('deletes a response: then it is a 404, its items too', async () => {
@@ -157,6 +182,22 @@ describe('stored Responses (responses.store: memory)', () => {
     }
     expect(polled.status).toBe('completed');
     expect(textOf(polled)).toBe(SENTENCE);
+  });
+
+  it('counts a background request in the metrics when its run ends, with its outcome and tokens', async () => {
+    const completed = () => fetch(`${gateway.url}/metrics`).then(async (response) =>
+      valueOf(parsePrometheus(await response.text()), 'gantry_requests_total', { api: 'responses', model: 'slow', outcome: 'completed' }),
+    );
+    const before = await completed();
+    const created = await client.responses.create({ model: 'slow', input: SENTENCE, background: true });
+    const deadline = Date.now() + 30_000;
+    while ((await client.responses.retrieve(created.id)).status !== 'completed' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    let after = await completed();
+    while (after === before && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      after = await completed();
+    }
+    expect(after).toBe(before + 1);
   });
 
   it('resumes a background stream after a lost connection with starting_after: gapless, nothing missed', async () => {
@@ -237,5 +278,61 @@ describe('responses.store: off', () => {
     });
     await expect(client.responses.create({ model: 'stub', input: 'x', background: true })).rejects.toMatchObject({ status: 400, error: { param: 'background' } });
     await expect(client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: 'msg_1' }] })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('stored Responses behind API keys', () => {
+  const KEY_A = 'sk-gantry-key-a-0123456789abcdef';
+  const KEY_B = 'sk-gantry-key-b-0123456789abcdef';
+  let gateway: RunningGateway;
+  let a: OpenAI;
+  let b: OpenAI;
+
+  beforeAll(async () => {
+    gateway = await startGateway({
+      auth: { apiKeys: [KEY_A, KEY_B], limits: { concurrentStreams: 1 } },
+      models: [
+        { name: 'stub', engine: 'stub' },
+        { name: 'stuck', engine: 'stub', prefillMs: 600_000 },
+      ],
+    });
+    a = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY_A, maxRetries: 0 });
+    b = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY_B, maxRetries: 0 });
+  });
+  afterAll(() => gateway?.close());
+
+  it("keeps each key's responses to itself: another key can neither read, continue, reference, cancel nor delete them", async () => {
+    const created = await a.responses.create({ model: 'stub', input: 'for key A only' });
+    const item = (created.output as Item[])[0]!;
+    expect((await a.responses.retrieve(created.id)).id).toBe(created.id);
+
+    const notFound = { status: 404 };
+    await expect(b.responses.retrieve(created.id)).rejects.toMatchObject(notFound);
+    await expect(b.responses.inputItems.list(created.id)).rejects.toMatchObject(notFound);
+    await expect(b.responses.delete(created.id)).rejects.toMatchObject(notFound);
+    await expect(b.responses.cancel(created.id)).rejects.toMatchObject(notFound);
+    await expect(b.responses.create({ model: 'stub', input: 'x', previous_response_id: created.id })).rejects.toMatchObject({ status: 400 });
+    await expect(b.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: item.id }] })).rejects.toMatchObject({ status: 400 });
+    // Still whole for its own key.
+    expect((await a.responses.create({ model: 'stub', input: 'and then', previous_response_id: created.id })).status).toBe('completed');
+  });
+
+  it("holds the key's stream slot for the whole background run, not just its answer", async () => {
+    const running = await a.responses.create({ model: 'stuck', input: 'hold the slot', background: true });
+    // concurrentStreams: 1, and the run still holds it after its answer was sent.
+    await expect(a.responses.create({ model: 'stub', input: 'a second one', background: true })).rejects.toMatchObject({ status: 429 });
+    await expect(a.responses.create({ model: 'stub', input: 'a foreground one' })).rejects.toMatchObject({ status: 429 });
+    expect((await b.responses.create({ model: 'stub', input: 'another key is not held back' })).status).toBe('completed');
+    // Its own key can still poll it (reading a stored response holds no stream slot).
+    expect(['queued', 'in_progress']).toContain((await a.responses.retrieve(running.id)).status);
+
+    await a.responses.cancel(running.id);
+    // The slot comes back when the run has ended.
+    const deadline = Date.now() + 10_000;
+    let after: { status?: string } | undefined;
+    while (after === undefined && Date.now() < deadline) {
+      after = await a.responses.create({ model: 'stub', input: 'free again' }).catch(() => undefined);
+    }
+    expect(after?.status).toBe('completed');
   });
 });

@@ -26,7 +26,7 @@ describe('parseBenchOptions', () => {
     expect(() => parseBenchOptions(['--idle-streams', '-3'])).toThrow(/--idle-streams/);
   });
 
-  it('keeps the full run near three and a half minutes and the quick one under 30 s of load', () => {
+  it('keeps the full run near four minutes and the quick one under 30 s of load', () => {
     const loadSeconds = (profile: typeof FULL_PROFILE) => {
       const timed = (timing: { warmupMs: number; measureMs: number }, runs: number) => ((timing.warmupMs + timing.measureMs) * runs) / 1000;
       return (
@@ -38,13 +38,37 @@ describe('parseBenchOptions', () => {
         timed(profile.observability.timing, profile.observability.engines.length * 2 * profile.observability.rounds) +
         ((profile.idle.holdMs + profile.idle.keepaliveMs * 1.5 + profile.idle.settleMs) * 2) / 1000 +
         multiTurnSeconds(profile.multiTurn) +
-        timed(profile.llama.timing, profile.llama.concurrencies.length)
+        timed(profile.llama.timing, profile.llama.concurrencies.length) +
+        workersSeconds(profile.workers)
       );
     };
-    expect(loadSeconds(FULL_PROFILE)).toBeLessThan(210);
+    expect(loadSeconds(FULL_PROFILE)).toBeLessThan(240);
     expect(loadSeconds(QUICK_PROFILE)).toBeLessThan(30);
   });
+
+  it('takes stored-responses, and keeps it under 15 s of load with --quick and 45 s in full', () => {
+    expect(parseBenchOptions(['--quick', '--only', 'stored-responses'])).toMatchObject({ scenarios: ['stored-responses'] });
+    // Warm-up, the store's prefill (bounded by time), then each row's windows in every round.
+    const loadSeconds = ({ gatewayWarmupMs, storedResponses: plan }: typeof FULL_PROFILE) =>
+      (gatewayWarmupMs + plan.prefillMaxMs + plan.rounds * plan.engines.length * (plan.background ? 3 : 2) * (plan.timing.warmupMs + plan.timing.measureMs)) / 1000;
+    expect(loadSeconds(QUICK_PROFILE)).toBeLessThan(15);
+    expect(loadSeconds(FULL_PROFILE)).toBeLessThan(45);
+  });
 });
+
+/** Each gateway's warm-up, streaming rounds per gateway (saturated, paced), admission rounds per concurrency and model, round trips. */
+function workersSeconds(plan: typeof FULL_PROFILE.workers): number {
+  const timed = (timing: { warmupMs: number; measureMs: number }, runs: number) => ((timing.warmupMs + timing.measureMs) * runs) / 1000;
+  const gateways = plan.counts.length;
+  return (
+    (gateways * plan.warmupMs * 1.25) / 1000 +
+    timed(plan.saturated.timing, gateways * plan.saturated.rounds) +
+    timed(plan.paced.timing, (gateways + 1) * plan.paced.rounds) +
+    (plan.warmupMs * (Math.max(...plan.counts) - 1)) / 1000 +
+    timed(plan.admission.timing, plan.admission.concurrencies.length * 2 * plan.admission.rounds) +
+    (plan.roundTrips.inFlight.length * plan.roundTrips.durationMs * 1.5) / 1000
+  );
+}
 
 /** A conversation's turns take a think pause, a prefill and an answer; each variant runs its waves of them. */
 function multiTurnSeconds(plan: typeof FULL_PROFILE.multiTurn): number {

@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util';
 import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
+import type { StoredResponsesPlan } from './responses-store-load.js';
 import type { LoadTiming } from './streaming-load.js';
+import type { WorkersPlan } from './workers-scenario.js';
 
-export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'idle', 'multi-turn', 'llama'] as const;
+export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'stored-responses', 'idle', 'multi-turn', 'llama', 'workers'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** How long and how hard each scenario runs. Every loop in the benchmark is bounded by these. */
@@ -19,9 +21,11 @@ export interface BenchProfile {
   latency: { streams: number; tokens: number; intervalMs: number; withStub: boolean; rounds: number; timing: LoadTiming };
   nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
   observability: { streams: number; tokens: number; engines: Array<'stub' | 'http'>; rounds: number; timing: LoadTiming };
+  storedResponses: StoredResponsesPlan;
   idle: IdlePlan;
   multiTurn: MultiTurnPlan;
   llama: { concurrencies: number[]; maxTokens: number; timing: LoadTiming };
+  workers: WorkersPlan;
 }
 
 /** The default run: under three minutes on a 2-vCPU machine. */
@@ -32,6 +36,17 @@ export const FULL_PROFILE: BenchProfile = {
   latency: { streams: 64, tokens: 64, intervalMs: 10, withStub: true, rounds: 3, timing: { warmupMs: 800, measureMs: 1200 } },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   observability: { streams: 64, tokens: 256, engines: ['http', 'stub'], rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  storedResponses: {
+    streams: 64,
+    tokens: 256,
+    engines: ['stub', 'http'],
+    background: true,
+    prefillResponses: 10_000,
+    prefillMaxMs: 15_000,
+    rounds: 3,
+    timing: { warmupMs: 300, measureMs: 1000 },
+    memory: { responses: 5000, events: 100_000 },
+  },
   idle: { streams: 5000, holdMs: 20_000, keepaliveMs: 1000, openPerSecond: 2500, openTimeoutMs: 30_000, warmStreams: 200, settleMs: 1000 },
   multiTurn: {
     replicas: 4,
@@ -53,9 +68,17 @@ export const FULL_PROFILE: BenchProfile = {
     loadFactors: [1.25, 2],
   },
   llama: { concurrencies: [1, 4], maxTokens: 128, timing: { warmupMs: 500, measureMs: 3000 } },
+  workers: {
+    counts: [1, 2],
+    warmupMs: 2000,
+    saturated: { streams: 64, tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
+    paced: { streamsPerWorker: 32, tokens: 64, rounds: 3, timing: { warmupMs: 800, measureMs: 1200 } },
+    admission: { concurrencies: [16], tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+    roundTrips: { inFlight: [1, 16, 64], durationMs: 800 },
+  },
 };
 
-/** `--quick`: the same scenarios, smaller and shorter (under 30 s): a check that everything runs. */
+/** `--quick`: the same scenarios, smaller and shorter (under a minute): a check that everything runs. */
 export const QUICK_PROFILE: BenchProfile = {
   name: 'quick',
   gatewayWarmupMs: 600,
@@ -63,6 +86,14 @@ export const QUICK_PROFILE: BenchProfile = {
   latency: { streams: 64, tokens: 32, intervalMs: 10, withStub: false, rounds: 1, timing: { warmupMs: 350, measureMs: 800 } },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  storedResponses: {
+    ...FULL_PROFILE.storedResponses,
+    prefillResponses: 2000,
+    prefillMaxMs: 4000,
+    rounds: 1,
+    timing: { warmupMs: 150, measureMs: 500 },
+    memory: { responses: 1000, events: 20_000 },
+  },
   idle: { streams: 500, holdMs: 2000, keepaliveMs: 500, openPerSecond: 2500, openTimeoutMs: 10_000, warmStreams: 20, settleMs: 300 },
   multiTurn: {
     ...FULL_PROFILE.multiTurn,
@@ -77,6 +108,14 @@ export const QUICK_PROFILE: BenchProfile = {
     loadFactors: [1.25],
   },
   llama: { concurrencies: [1], maxTokens: 64, timing: { warmupMs: 200, measureMs: 800 } },
+  workers: {
+    counts: [1, 2],
+    warmupMs: 200,
+    saturated: { streams: 64, tokens: 256, rounds: 1, timing: { warmupMs: 100, measureMs: 300 } },
+    paced: { streamsPerWorker: 32, tokens: 64, rounds: 1, timing: { warmupMs: 100, measureMs: 250 } },
+    admission: { concurrencies: [16], tokens: 16, rounds: 1, timing: { warmupMs: 100, measureMs: 400 } },
+    roundTrips: { inFlight: [1, 64], durationMs: 100 },
+  },
 };
 
 export interface BenchOptions {
@@ -92,7 +131,7 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap] [--nginx BIN]
 
-  --quick            a short run (under 30 s) of every scenario
+  --quick            a short run (under a minute) of every scenario
   --only LIST        comma-separated: ${SCENARIOS.join(', ')}
   --idle-streams N   streams held open by the idle scenario (default 5000; 500 with --quick)
   --out DIR          where the JSON report goes (default bench-results)

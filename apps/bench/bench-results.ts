@@ -1,6 +1,8 @@
 import type { IdleResult } from './idle-streams.js';
 import type { MultiTurnResults } from './multi-turn.js';
+import type { StoredResponsesResults } from './responses-store-load.js';
 import type { LatencyResult, NonStreamingResult, StreamingResult } from './streaming-load.js';
+import type { WorkersResults } from './workers-scenario.js';
 
 /** Target labels used in every scenario's rows. */
 export const DIRECT = 'direct';
@@ -21,7 +23,9 @@ export interface BenchResults {
   latency?: LatencyResult[];
   nonStreaming?: NonStreamingResult[];
   observability?: { off: StreamingResult[]; on: StreamingResult[]; sink: { requests: number; bytes: number } };
+  storedResponses?: StoredResponsesResults;
   idle?: IdleResult[];
   multiTurn?: MultiTurnResults;
   llama?: { available: true; model: string; results: StreamingResult[] } | { available: false; reason: string };
+  workers?: WorkersResults;
 }

@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { classifyChatData, completionTokensOf, type ChatFrameKind } from './chat-frame.js';
 import { SseReader } from './sse-reader.js';
 
@@ -16,7 +16,7 @@ export interface ChatCall {
 
 export interface StreamHandlers {
   /** The response headers arrived with status 200. */
-  onOpen?(at: number): void;
+  onOpen?(at: number, headers: IncomingHttpHeaders): void;
   /** A data frame arrived; `at` is performance.now() when its bytes were read; `data` is its text. */
   onFrame?(kind: ChatFrameKind, at: number, data: string): void;
   /** An SSE comment arrived (`keepalive.mode: comments`). */
@@ -42,7 +42,7 @@ export interface RequestHandle {
 /** POSTs a streaming chat request and reads its SSE answer, reporting each frame as it arrives. */
 export function streamChat(call: ChatCall, handlers: StreamHandlers = {}): RequestHandle {
   return exchange(call, (response, settle) => {
-    handlers.onOpen?.(performance.now());
+    handlers.onOpen?.(performance.now(), response.headers);
     let at = 0;
     let sawDone = false;
     let inBandError = false;
@@ -83,9 +83,11 @@ export function postChat(call: ChatCall): RequestHandle {
   });
 }
 
-type Settle = (outcome: RequestOutcome) => void;
+/** Ends a request with its outcome (only the first call counts). */
+export type Settle = (outcome: RequestOutcome) => void;
 
-function exchange(call: ChatCall, read: (response: import('node:http').IncomingMessage, settle: Settle) => void): RequestHandle {
+/** POSTs `call` and hands a 200 answer to `read`; statuses, socket errors, timeouts and aborts settle here. */
+export function exchange(call: ChatCall, read: (response: import('node:http').IncomingMessage, settle: Settle) => void): RequestHandle {
   let settle!: Settle;
   let settled = false;
   let aborting = false;

@@ -1,4 +1,5 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
+import { renderStoredResponses } from './responses-store-report.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
 import { renderTable, type Cell } from './text-table.js';
@@ -19,7 +20,7 @@ const referenceNotes = (rows: Array<{ target: string }>) =>
 const ms = (value: number | undefined): Cell => (value === undefined ? undefined : Number(value.toFixed(2)));
 
 function backgroundOf(results: BenchResults): number[] {
-  const rows = [...(results.throughput ?? []), ...(results.latency ?? []), ...(results.nonStreaming ?? []), ...(results.observability?.on ?? []), ...(results.observability?.off ?? [])];
+  const rows = [...(results.throughput ?? []), ...(results.latency ?? []), ...(results.nonStreaming ?? []), ...(results.observability?.on ?? []), ...(results.observability?.off ?? []), ...(results.storedResponses?.rows ?? [])];
   return rows.flatMap((row) => (row.cpu.backgroundCores === undefined ? [] : [row.cpu.backgroundCores]));
 }
 
@@ -125,6 +126,11 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     );
   }
 
+  if (results.storedResponses) {
+    const { title, body } = renderStoredResponses(results.storedResponses, results.profile === 'quick');
+    section(title, body);
+  }
+
   if (results.idle) {
     const rows = results.idle.map((row) => [
       row.target,
@@ -183,6 +189,59 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
         renderTable(['streams', 'tokens/s', 'requests', 'gw CPU µs/chunk', 'errors'], rows),
       );
     }
+  }
+
+  if (results.workers) {
+    const { plan, streaming, admission } = results.workers;
+    const micros = (value: number | undefined): Cell => (value === undefined || Number.isNaN(value) ? undefined : Number(value.toFixed(1)));
+    const rows = streaming.map((row) => [
+      row.load,
+      row.workers,
+      row.streams,
+      row.chunksPerSecond,
+      micros(row.gatewayMicrosPerChunk),
+      row.perWorkerMicrosPerChunk.map((value) => micros(value)).join(' / '),
+      row.perWorkerShare.map((share) => `${(share * 100).toFixed(0)}%`).join(' / '),
+      micros(row.primaryMicrosPerChunk),
+      `${(row.gatewayCores * 100).toFixed(0)}%`,
+      `${(row.backgroundCores * 100).toFixed(0)}%`,
+      failuresOf(row.failures),
+    ]);
+    section(
+      `Workers: streaming through the HTTP engine (saturated: ${plan.saturated.tokens} tokens per stream, no delay; ` +
+        `paced: ${plan.paced.streamsPerWorker} streams per worker of ${plan.paced.tokens} tokens, 10 ms apart; CPU in µs per chunk: all gateway processes, each worker, the primary)`,
+      renderTable(['load', 'workers', 'streams', 'chunks/s', 'gw CPU µs/chunk', 'per worker µs/chunk', 'chunks per worker', 'primary µs/chunk', 'gw CPU', 'others', 'errors'], rows),
+    );
+    const free = (concurrency: number) => admission.find((row) => row.concurrency === concurrency && row.admission === 'free');
+    const added = (value: number | undefined, baseline: number | undefined) => (value === undefined || baseline === undefined ? undefined : value - baseline);
+    const admissionRows = admission.map((row) => [
+      row.concurrency,
+      row.admission,
+      row.requestsPerSecond,
+      ms(row.latency.mean),
+      micros(row.gatewayMicrosPerRequest),
+      micros(row.primaryMicrosPerRequest),
+      row.admission === 'coordinated' ? micros(added(row.gatewayMicrosPerRequest, free(row.concurrency)?.gatewayMicrosPerRequest)) : undefined,
+      row.admission === 'coordinated' ? ms(added(row.latency.mean, free(row.concurrency)?.latency.mean)) : undefined,
+      failuresOf(row.failures),
+    ]);
+    section(
+      `Workers: admission with ${admission[0]?.workers} workers (non-streaming, ${plan.admission.tokens}-token answers from the stub; free: no maxConcurrency, ` +
+        'decided in the worker; coordinated: maxConcurrency set, reserved and released through the primary; latency in ms)',
+      renderTable(['concurrent', 'admission', 'requests/s', 'latency mean', 'gw CPU µs/request', 'primary µs/request', 'added µs/request', 'added ms', 'errors'], admissionRows),
+    );
+    const tripRows = results.workers.roundTrips.map((row) => [
+      row.inFlight,
+      row.admissions,
+      micros(row.roundTripMicros),
+      micros(row.wallMicrosPerAdmission),
+      micros(row.workerMicrosPerAdmission),
+      micros(row.primaryMicrosPerAdmission),
+    ]);
+    section(
+      'Workers: admissions alone (reserve, answer, release over the IPC channel of a forked worker; no HTTP; µs per admission)',
+      renderTable(['in flight', 'admissions', 'round trip', 'wall', 'worker CPU', 'primary CPU'], tripRows),
+    );
   }
 
   const quick = results.profile === 'quick' ? ' (a --quick run: indicative only)' : '';

@@ -11,6 +11,7 @@ import { measureIdleStreams } from './idle-streams.js';
 import { runMultiTurn } from './multi-turn.js';
 import { startOtlpSink } from './otlp-sink.js';
 import { interleave } from './interleave.js';
+import { runStoredResponses } from './responses-store-load.js';
 import { Samples } from './samples.js';
 import {
   latencyResult,
@@ -23,6 +24,7 @@ import {
   warmUp,
   type LatencySamples,
 } from './streaming-load.js';
+import { runWorkers } from './workers-scenario.js';
 
 /** A progress line on stderr, so that stdout holds only the report. */
 export type Progress = (line: string) => void;
@@ -135,6 +137,10 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       await sink.close();
     }
 
+    if (wants('stored-responses')) {
+      results.storedResponses = await runStoredResponses(stack, { models, mockPid: mock.pid }, profile.storedResponses, profile.gatewayWarmupMs, progress);
+    }
+
     if (wants('idle')) {
       results.idle = [];
       for (const engine of ['stub', 'http'] as const) {
@@ -159,6 +165,8 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     if (wants('multi-turn')) results.multiTurn = await runMultiTurn(stack, profile.multiTurn, progress);
 
     if (wants('llama')) results.llama = await runLlama(stack, options, progress);
+
+    if (wants('workers')) results.workers = await runWorkers(stack, profile.workers, progress);
   } finally {
     await stack.dispose();
   }

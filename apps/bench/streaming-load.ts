@@ -200,7 +200,8 @@ function tallyOf(run: ClosedLoopResult, units: number, tokens: number): Tally {
   return { windowMs: run.window.durationMs, units, tokens, requests: run.completedInWindow, failures: run.failures, ...cpuBetween(before, after) };
 }
 
-function plan(concurrency: number, timing: LoadTiming): ClosedLoopPlan {
+/** A closed-loop plan for `concurrency` clients with this timing. */
+export function plan(concurrency: number, timing: LoadTiming): ClosedLoopPlan {
   return {
     concurrency,
     warmupMs: timing.warmupMs,
@@ -212,7 +213,8 @@ function plan(concurrency: number, timing: LoadTiming): ClosedLoopPlan {
   };
 }
 
-function callFor(target: BenchTarget, concurrency: number, body: string): { call: ChatCall; close: () => void } {
+/** A request to `target` and a keep-alive agent of `concurrency` sockets for it; `close` destroys the agent. */
+export function callFor(target: BenchTarget, concurrency: number, body: string): { call: ChatCall; close: () => void } {
   const agent = keepAliveAgent(concurrency);
   return { call: { url: target.chatUrl, agent, body, headers: target.headers, timeoutMs: REQUEST_TIMEOUT_MS }, close: () => agent.destroy() };
 }

@@ -82,5 +82,38 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
       checks.push({ name: `metrics+tracing on/off chunks/s, ${on.target}`, goal: 'report', measured: `${ratio.toFixed(2)}x`, value: ratio });
     }
   }
+  const workers = results.workers;
+  const single = workers?.streaming.find((row) => row.load === 'paced' && row.workers === 1);
+  const several = workers?.streaming.find((row) => row.load === 'paced' && row.workers > 1);
+  const sideBySide = workers?.streaming.find((row) => row.load === 'side by side');
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  if (several && sideBySide) {
+    // The cluster's own cost: workers against as many one-process gateways busy at the same time.
+    const growth = mean(several.perWorkerMicrosPerChunk) / mean(sideBySide.perWorkerMicrosPerChunk);
+    if (Number.isFinite(growth)) {
+      checks.push({ name: `CPU per chunk per worker, ${several.workers} workers vs ${sideBySide.workers} processes side by side (paced)`, goal: '<= 1.1x', measured: `${growth.toFixed(2)}x`, value: growth, met: growth <= 1.1 });
+    }
+  }
+  if (single && several) {
+    const growth = mean(several.perWorkerMicrosPerChunk) / single.perWorkerMicrosPerChunk[0];
+    if (Number.isFinite(growth)) {
+      checks.push({ name: `CPU per chunk per worker, ${several.workers} workers vs 1 process alone (paced; the machine's share included)`, goal: 'report', measured: `${growth.toFixed(2)}x`, value: growth });
+    }
+  }
+  for (const coordinated of workers?.admission.filter((row) => row.admission === 'coordinated') ?? []) {
+    const free = workers!.admission.find((row) => row.concurrency === coordinated.concurrency && row.admission === 'free');
+    if (coordinated.gatewayMicrosPerRequest === undefined || free?.gatewayMicrosPerRequest === undefined) continue;
+    const added = coordinated.gatewayMicrosPerRequest - free.gatewayMicrosPerRequest;
+    const where = `${coordinated.workers} workers, ${coordinated.concurrency} concurrent`;
+    checks.push({ name: `coordinated admission, added CPU per request (${where})`, goal: 'report', measured: `${added.toFixed(1)} µs`, value: added });
+    if (coordinated.latency.mean !== undefined && free.latency.mean !== undefined) {
+      const latency = (coordinated.latency.mean - free.latency.mean) * 1000;
+      checks.push({ name: `coordinated admission, added latency per request (${where})`, goal: 'report', measured: `${latency.toFixed(0)} µs`, value: latency });
+    }
+  }
+  for (const trip of workers?.roundTrips ?? []) {
+    const cpu = trip.workerMicrosPerAdmission + trip.primaryMicrosPerAdmission;
+    checks.push({ name: `admission through the primary alone, CPU (worker + primary), ${trip.inFlight} in flight`, goal: 'report', measured: `${cpu.toFixed(1)} µs`, value: cpu });
+  }
   return checks;
 }

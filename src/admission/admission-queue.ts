@@ -1,6 +1,7 @@
 import { Observable, Subject, type SchedulerLike, asyncScheduler } from 'rxjs';
 import { EngineError } from '../engine/engine-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { AdmissionTicket, ModelAdmission } from './model-admission.js';
 
 export interface AdmissionLimits {
   /** Requests running at once. */
@@ -27,7 +28,7 @@ interface Waiter {
  * the work and frees the slot when the work ends or is unsubscribed (a hang-up leaves the queue at
  * once).
  */
-export class AdmissionQueue {
+export class AdmissionQueue implements ModelAdmission {
   private runningCount = 0;
   private readonly waiters: Waiter[] = [];
   private readonly waitsSubject = new Subject<QueueWait>();
@@ -41,9 +42,23 @@ export class AdmissionQueue {
   readonly waits$: Observable<QueueWait> = this.waitsSubject.asObservable();
 
   constructor(
-    readonly limits: AdmissionLimits,
+    private currentLimits: AdmissionLimits,
     private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {}
+
+  get limits(): AdmissionLimits {
+    return this.currentLimits;
+  }
+
+  /**
+   * New limits (a reloaded configuration): requests already running keep their slots, waiting
+   * ones are admitted at once if the new concurrency has room, and the new queue timeout applies
+   * to requests that start waiting from now on.
+   */
+  setLimits(limits: AdmissionLimits): void {
+    this.currentLimits = limits;
+    this.admitNext();
+  }
 
   get running(): number {
     return this.runningCount;
@@ -55,12 +70,21 @@ export class AdmissionQueue {
 
   /** Throws `overloaded` when a new request would find neither a slot nor room in the queue. */
   checkCapacity(model: string): void {
-    if (this.runningCount < this.limits.maxConcurrency) return;
-    if (this.waiters.length < this.limits.maxQueue) return;
+    if (this.runningCount < this.currentLimits.maxConcurrency) return;
+    if (this.waiters.length < this.currentLimits.maxQueue) return;
     throw new GatewayError('overloaded', `Model '${model}' is at capacity and its queue is full; retry shortly.`, {
       code: 'queue_full',
       retryAfterSeconds: 1,
     });
+  }
+
+  /**
+   * A request's place in this process: capacity is checked now, and the slot or queue place taken
+   * when the ticket runs (the stream's subscription), so an unused ticket holds nothing.
+   */
+  reserve(model: string): AdmissionTicket {
+    this.checkCapacity(model);
+    return { run: (work$, onAdmitted) => this.run(work$, onAdmitted), release: () => undefined };
   }
 
   /**
@@ -87,12 +111,12 @@ export class AdmissionQueue {
         },
       };
 
-      if (this.runningCount < this.limits.maxConcurrency && this.waiters.length === 0) {
+      if (this.runningCount < this.currentLimits.maxConcurrency && this.waiters.length === 0) {
         waiter.admit();
       } else {
         this.waiters.push(waiter);
-        if (this.limits.queueTimeoutMs !== undefined) {
-          const waitedMs = this.limits.queueTimeoutMs;
+        if (this.currentLimits.queueTimeoutMs !== undefined) {
+          const waitedMs = this.currentLimits.queueTimeoutMs;
           timeout = this.scheduler.schedule(() => {
             this.leaveQueue(waiter);
             report('timed_out');
@@ -123,7 +147,7 @@ export class AdmissionQueue {
   }
 
   private admitNext(): void {
-    while (this.runningCount < this.limits.maxConcurrency && this.waiters.length > 0) {
+    while (this.runningCount < this.currentLimits.maxConcurrency && this.waiters.length > 0) {
       this.waiters.shift()!.admit();
     }
   }

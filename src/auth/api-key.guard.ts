@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { isMetricsPath, isProbePath, pathOf } from '../routing/probe-paths.js';
+import { isMetricsPath, isProbePath, isStoredResponsePath, pathOf } from '../routing/probe-paths.js';
 import type { RequestGuard } from '../routing/request-guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
 import { KeyLimiter } from './key-limiter.js';
@@ -42,7 +42,7 @@ export class ApiKeyGuard implements CanActivate, RequestGuard {
     const keyId = this.ring.identify(presented);
     if (keyId === undefined) throw new GatewayError('authentication', 'Invalid API key.', { code: 'invalid_api_key' });
     if (!this.limiter.isActive) return true;
-    return this.limiter.admit(keyId, reply.raw).then(() => true);
+    return this.limiter.admit(keyId, reply.raw, !isStoredResponsePath(path)).then(() => true);
   }
 }
 

@@ -1,4 +1,4 @@
-import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { resolveApiKeys } from '../config/api-key-sources.js';
 import type { KeyLimitsConfig } from '../config/auth-config.js';
@@ -6,7 +6,7 @@ import { GatewayConfig } from '../config/gateway-config.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
 import { KeyLimiter } from './key-limiter.js';
-import { LimitStore } from './limit-store.js';
+import { InstanceLimitStore, LimitStore } from './limit-store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
 import { RedisLimitStore } from './redis-limit-store.js';
 
@@ -16,11 +16,11 @@ function createApiKeyRing(config: GatewayConfig): ApiKeyRing {
   return new ApiKeyRing(keys);
 }
 
-function createLimitStore(limits: KeyLimitsConfig | undefined): LimitStore {
+function createLimitStore(limits: KeyLimitsConfig | undefined, instance: InstanceLimitStore | undefined): LimitStore {
   const store = limits?.store ?? 'memory';
   switch (store) {
     case 'memory':
-      return new MemoryLimitStore();
+      return instance ?? new MemoryLimitStore();
     case 'redis':
       // Its failures reach the KeyLimiter, which counts them and logs at most one warning per interval.
       return new RedisLimitStore(limits!.redisUrl!, { prefix: limits!.redisKeyPrefix, commandTimeoutMs: limits!.redisTimeoutMs });
@@ -28,14 +28,21 @@ function createLimitStore(limits: KeyLimitsConfig | undefined): LimitStore {
 }
 
 /** API keys and per-key limits, enforced by a global guard on every route. */
+@Global()
 @Module({
   providers: [
     { provide: ApiKeyRing, inject: [GatewayConfig], useFactory: createApiKeyRing },
-    { provide: LimitStore, inject: [GatewayConfig], useFactory: (config: GatewayConfig) => createLimitStore(config.auth.limits) },
+    {
+      provide: LimitStore,
+      inject: [GatewayConfig, { token: InstanceLimitStore, optional: true }],
+      useFactory: (config: GatewayConfig, instance: InstanceLimitStore | undefined) => createLimitStore(config.auth.limits, instance),
+    },
     KeyLimiter,
     ApiKeyGuard,
     { provide: APP_GUARD, useExisting: ApiKeyGuard },
   ],
+  // Stored responses are kept per API key, and a background run holds its key's stream slot.
+  exports: [ApiKeyRing, KeyLimiter],
 })
 export class AuthModule implements OnApplicationShutdown {
   constructor(@Inject(LimitStore) private readonly store: LimitStore) {}

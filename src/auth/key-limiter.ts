@@ -22,6 +22,8 @@ const FAILED = Symbol('failed');
 export class KeyLimiter {
   private readonly logger = new Logger('Gantry');
   private warnedAt = -Infinity;
+  /** The stream slot each open response holds, by its response (see detachStreamSlot). */
+  private readonly heldBy = new WeakMap<ServerResponse, () => void>();
   /** Failures since the last warning. */
   private unwarned = 0;
   /** A warning was logged and the store has not answered since. */
@@ -40,8 +42,11 @@ export class KeyLimiter {
     return this.config.auth.limits !== undefined;
   }
 
-  /** `keyId`: the ApiKeyRing's id of the key (never the key itself). */
-  async admit(keyId: string, response: ServerResponse): Promise<void> {
+  /**
+   * `keyId`: the ApiKeyRing's id of the key (never the key itself). `holdsStream: false` counts the
+   * request in the key's rate only, not against its concurrent streams.
+   */
+  async admit(keyId: string, response: ServerResponse, holdsStream = true): Promise<void> {
     const limits = this.config.auth.limits;
     if (limits === undefined) return;
     if (limits.requestsPerMinute !== undefined) {
@@ -55,7 +60,7 @@ export class KeyLimiter {
         });
       }
     }
-    if (limits.concurrentStreams !== undefined) {
+    if (limits.concurrentStreams !== undefined && holdsStream) {
       const slotKey = `streams:${keyId}`;
       const lease = await this.attempt('acquire', () => this.store.acquire(slotKey, limits.concurrentStreams!));
       if (lease === FAILED) return;
@@ -74,11 +79,26 @@ export class KeyLimiter {
     const release = () => {
       if (released) return;
       released = true;
+      this.heldBy.delete(response);
       // A failed release is retried by the store itself.
       void this.attempt('release', () => this.store.release(slotKey, lease));
     };
     response.once('close', release);
     if (response.destroyed) release();
+    else this.heldBy.set(response, release);
+  }
+
+  /**
+   * Takes the stream slot that `response`'s request holds off its response: the slot is then
+   * held until the returned function is called (a background run holds it for its whole life,
+   * not until its answer is sent). Nothing to give back when the request holds no slot.
+   */
+  detachStreamSlot(response: ServerResponse): () => void {
+    const release = this.heldBy.get(response);
+    if (release === undefined) return () => undefined;
+    this.heldBy.delete(response);
+    response.off('close', release);
+    return release;
   }
 
   /** The store's answer, or FAILED (counted and maybe logged) when it failed. */

@@ -45,3 +45,9 @@ export abstract class LimitStore {
     this.failureListener?.(operation, error);
   }
 }
+
+/**
+ * The store that `store: memory` uses when one is shared by the whole instance (a worker of
+ * several: the primary's); absent in a single process, which counts in a MemoryLimitStore.
+ */
+export abstract class InstanceLimitStore extends LimitStore {}

@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
 import { resolveApiKeys } from './api-key-sources.js';
 import { GatewayConfig } from './gateway-config.js';
+import { workerCount } from './server-config.js';
 
 const ENGINE_KINDS = ['stub', 'http', 'llama'];
 
@@ -30,15 +31,26 @@ export interface ConfigSources {
 
 /** Reads, merges (file < flags) and validates the configuration. Throws ConfigError. */
 export function loadConfig(sources: ConfigSources): GatewayConfig {
+  return configFromText(sources.file === undefined ? undefined : readConfigText(sources.file), sources);
+}
+
+/** The configuration file's text, or a ConfigError naming the file. */
+export function readConfigText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, [`cannot read the file: ${(error as Error).message}`]);
+  }
+}
+
+/**
+ * `loadConfig` for a file already read (`text`; undefined: no file, the defaults), so that a
+ * process can validate a text and hand that very text to others (a reload across workers).
+ */
+export function configFromText(text: string | undefined, sources: ConfigSources): GatewayConfig {
   let raw: unknown = {};
   const origin = sources.file ?? 'defaults';
-  if (sources.file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(sources.file, 'utf8');
-    } catch (error) {
-      throw new ConfigError(origin, [`cannot read the file: ${(error as Error).message}`]);
-    }
+  if (text !== undefined) {
     try {
       raw = parseYaml(text) ?? {};
     } catch (error) {
@@ -86,6 +98,41 @@ export function parseConfig(raw: unknown, origin = 'config'): GatewayConfig {
   if (config.auth.limits !== undefined && config.auth.apiKeys.length === 0) {
     problems.push('auth.limits applies per API key: set auth.apiKeys too');
   }
+  problems.push(...llamaWorkerProblems(config), ...responseStoreWorkerProblems(config));
   if (problems.length > 0) throw new ConfigError(origin, problems);
   return config;
+}
+
+/**
+ * The memory response store lives in the process that keeps it: with several workers each would
+ * have its own, and a response kept by one would be unknown to the others (a `GET` or a
+ * `previous_response_id` would find it or not depending on the connection). Refused, the
+ * default included, so that no client meets that.
+ */
+function responseStoreWorkerProblems(config: GatewayConfig): string[] {
+  const workers = workerCount(config.server);
+  if (workers <= 1 || config.responses.store !== 'memory') return [];
+  return [
+    `responses.store: memory (the default) keeps stored responses in one process: with server.workers ${workers} each worker would ` +
+      'keep its own, and a response kept by one would not be found by another. Set responses.store: redis (shared by every worker and ' +
+      'replica), or off.',
+  ];
+}
+
+/**
+ * A llama model loads its weights into the process that runs it: with several workers each would
+ * hold its own copy (memory times the workers) and their decoders would contend for the same
+ * cores. Refused, so that an instance never multiplies a model by surprise.
+ */
+function llamaWorkerProblems(config: GatewayConfig): string[] {
+  const workers = workerCount(config.server);
+  if (workers <= 1) return [];
+  const counted = config.server.workers === 'auto' ? `auto, ${workers} cores here` : String(workers);
+  return config.models
+    .filter((model) => model.engine === 'llama')
+    .map(
+      (model) =>
+        `models: '${model.name}' runs on the llama engine, which loads the model into each worker process: with server.workers ` +
+        `${counted} it would be loaded ${workers} times. Serve llama models with server.workers: 1, or from a llama.cpp server as an http model.`,
+    );
 }

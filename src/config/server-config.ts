@@ -1,4 +1,5 @@
-import { IsIn, IsInt, IsString, Max, Min, IsOptional } from 'class-validator';
+import { availableParallelism } from 'node:os';
+import { IsIn, IsInt, IsString, Max, Min, IsOptional, ValidateBy } from 'class-validator';
 
 export const READINESS_REQUIREMENTS = ['any', 'all'] as const;
 
@@ -52,6 +53,33 @@ export class ServerConfig {
   @IsInt()
   @Min(0)
   maxConnectionsPerAddress: number = 0;
+
+  /**
+   * Processes serving the port: 1 (the default) is one process; N > 1 (or `auto`, one per
+   * available core) runs a primary and N workers (node:cluster), with the configured limits held
+   * for the instance as a whole by the primary.
+   */
+  @IsWorkerCount()
+  workers: number | 'auto' = 1;
+}
+
+/** The most workers one instance runs; beyond, something is wrong with the number. */
+export const MAX_WORKERS = 256;
+
+/** How many processes `server.workers` asks for on a machine with `cores` available cores. */
+export function workerCount(server: Pick<ServerConfig, 'workers'>, cores: number = availableParallelism()): number {
+  return server.workers === 'auto' ? Math.max(1, Math.min(cores, MAX_WORKERS)) : server.workers;
+}
+
+/** The keyword `auto` or an integer from 1 to MAX_WORKERS (`server.workers`). */
+function IsWorkerCount(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isWorkerCount',
+    validator: {
+      validate: (value) => value === 'auto' || (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_WORKERS),
+      defaultMessage: (args) => `${args?.property} must be "auto" or an integer from 1 to ${MAX_WORKERS}`,
+    },
+  });
 }
 
 /** Limits on what a request may ask for, checked before its stream opens. */

@@ -13,10 +13,22 @@ import { GenerationService } from './generation.service.js';
 /** An engine whose events the test pushes by hand. */
 class ManualEngine extends InferenceEngine {
   readonly events = new Subject<EngineEvent>();
+  closed = false;
+  constructor(readonly promptTokens = 0) {
+    super();
+  }
   generate(): Observable<EngineEvent> {
     return this.events;
   }
+  override async countPromptTokens(): Promise<number> {
+    return this.promptTokens;
+  }
+  override async close(): Promise<void> {
+    this.closed = true;
+  }
 }
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 function serviceWith(engine: InferenceEngine, model: Partial<ModelConfig> = {}) {
   const config = { name: 'manual', engine: 'stub', maxConcurrency: 1, ...model } as ModelConfig;
@@ -69,5 +81,61 @@ describe('GenerationService.accept', () => {
 
     await expect(service.accept(generationRequest({ model: 'manual' }), { telemetry, stream: true })).rejects.toThrow(/queue is full/);
     expect(telemetry).toMatchObject({ model: 'manual', engine: 'stub', accepted: false });
+  });
+});
+
+describe('GenerationService across a reload', () => {
+  const manual = (name: string) => ({ name, engine: 'stub' }) as ModelConfig;
+
+  it('keeps an accepted request on the engine it was accepted on; the next one gets the new engine, and the old one closes after the first ends', async () => {
+    const before = new ManualEngine(11);
+    const after = new ManualEngine(22);
+    const registry = new ModelRegistry([{ config: manual('m'), engine: before }]);
+    const service = new GenerationService(registry, { limits: {} } as GatewayConfig);
+    const request = generationRequest({ model: 'm' });
+    const early = await service.accept(request, { telemetry: new GenerationTelemetry('messages'), stream: true });
+
+    await registry.apply([{ ...manual('m'), prefillMs: 1 } as ModelConfig], async () => after);
+
+    expect(await service.countPromptTokens(request)).toBe(11);
+    const seen: string[] = [];
+    const running = early.events$.subscribe((event) => seen.push(event.type === 'text' ? event.text : event.type));
+    before.events.next({ type: 'text', text: 'old engine' });
+    after.events.next({ type: 'text', text: 'new engine' });
+    expect(seen).toEqual(['old engine']);
+
+    const late = await service.accept(generationRequest({ model: 'm' }), { telemetry: new GenerationTelemetry('chat'), stream: true });
+    const lateSeen: string[] = [];
+    late.events$.subscribe((event) => lateSeen.push(event.type === 'text' ? event.text : event.type));
+    after.events.next({ type: 'text', text: 'new engine' });
+    expect(lateSeen).toEqual(['new engine']);
+
+    await settle();
+    expect(before.closed).toBe(false);
+    running.unsubscribe();
+    await settle();
+    expect(before.closed).toBe(true);
+  });
+
+  it('gives back what an acceptance holds when its stream is abandoned before it opens, or its prompt cannot be counted', async () => {
+    const engine = new ManualEngine();
+    const registry = new ModelRegistry([{ config: manual('m'), engine }]);
+    const service = new GenerationService(registry, { limits: {} } as GatewayConfig);
+    const abandoned = await service.accept(generationRequest({ model: 'm' }), { telemetry: new GenerationTelemetry('chat'), stream: true });
+    const uncounted = generationRequest({ model: 'm' });
+    await service.accept(uncounted, { telemetry: new GenerationTelemetry('messages'), stream: true });
+    engine.countPromptTokens = async () => {
+      throw new Error('the tokenizer failed');
+    };
+
+    await registry.apply([{ ...manual('m'), prefillMs: 1 } as ModelConfig], async () => new ManualEngine());
+    abandoned.abandon();
+    abandoned.abandon();
+    await settle();
+    expect(engine.closed).toBe(false);
+    await expect(service.countPromptTokens(uncounted)).rejects.toThrow('the tokenizer failed');
+    await settle();
+    expect(engine.closed).toBe(true);
+    await expect(new Promise((resolve, reject) => abandoned.events$.subscribe({ complete: () => resolve(undefined), error: reject }))).rejects.toThrow(/abandoned/);
   });
 });

@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Observable } from 'rxjs';
+import type { AdmissionTicket } from '../admission/model-admission.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
-import { ModelRegistry } from '../models/model-registry.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { ModelRegistry, type ModelRuntime } from '../models/model-registry.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
 import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from './request-limits.js';
 
@@ -15,6 +17,17 @@ import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from 
 export interface AcceptedGeneration {
   events$: Observable<EngineEvent>;
   telemetry: GenerationTelemetry;
+  /**
+   * Gives back what acceptance holds (the admission place, the engine) when `events$` will not be
+   * subscribed: the client left before its answer began. Idempotent; nothing once subscribed.
+   */
+  abandon(): void;
+}
+
+/** What a request's acceptance holds, found again by its request (the prompt count). */
+interface Acceptance {
+  model: ModelRuntime;
+  abandon(): void;
 }
 
 export interface AcceptOptions {
@@ -39,36 +52,84 @@ export class GenerationService {
     @Inject(GatewayConfig) private readonly config: GatewayConfig,
   ) {}
 
+  /** Acceptances by request, so that counting a prompt uses the model the request was accepted on. */
+  private readonly acceptances = new WeakMap<GenerationRequest, Acceptance>();
+
   /**
    * Accepts a generation, or rejects with the refusal (unknown model, limits, a full queue). A
-   * promise because admission may be decided elsewhere (another process holds the instance's
-   * queues); the work itself waits in `events$`.
+   * promise because admission may be decided elsewhere (the primary holds the instance's queues
+   * when several workers serve); the work itself waits in `events$`. The model is resolved once:
+   * a reload meanwhile leaves this request on the engine it was accepted on.
    */
-  async accept(request: GenerationRequest, options: AcceptOptions): Promise<AcceptedGeneration> {
-    return this.acceptNow(request, options);
-  }
-
-  /** `accept`, decided in this process. */
-  private acceptNow(request: GenerationRequest, { telemetry, stream, names = DEFAULT_FIELD_NAMES }: AcceptOptions): AcceptedGeneration {
+  async accept(request: GenerationRequest, { telemetry, stream, names = DEFAULT_FIELD_NAMES }: AcceptOptions): Promise<AcceptedGeneration> {
     const model = this.registry.resolve(request.model);
     telemetry.identify({ model: request.model, engine: model.config.engine });
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
-    model.admission.checkCapacity(request.model);
-    telemetry.markAccepted({ model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
     // The trace context the tracing interceptor wrote goes on to the engine (HTTP upstreams continue the trace).
     const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders };
-    const admitted$ = model.admission.run(model.engine.generate(traced), () => telemetry.markAdmitted());
-    return { events$: observedBy(telemetry, admitted$), telemetry };
+    const work$ = model.engine.generate(traced);
+    const release = model.hold();
+    let ticket: AdmissionTicket;
+    try {
+      // A place decided in this process comes synchronously, as it always did: no turn in between.
+      const reserved = model.admission.reserve(request.model);
+      ticket = reserved instanceof Promise ? await reserved : reserved;
+    } catch (error) {
+      release();
+      throw error;
+    }
+    try {
+      // Runs the interceptors' onAccepted hooks (plugin code): a throw must not keep the place.
+      telemetry.markAccepted({ model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
+    } catch (error) {
+      ticket.release();
+      release();
+      throw error;
+    }
+
+    let state: 'accepted' | 'running' | 'ended' = 'accepted';
+    const end = () => {
+      if (state === 'ended') return;
+      state = 'ended';
+      ticket.release();
+      release();
+    };
+    const admitted$ = new Observable<EngineEvent>((subscriber) => {
+      if (state !== 'accepted') {
+        subscriber.error(new GatewayError('internal', 'This generation already ran or was abandoned.'));
+        return;
+      }
+      state = 'running';
+      const inner = ticket.run(work$, () => telemetry.markAdmitted()).subscribe(subscriber);
+      return () => {
+        inner.unsubscribe();
+        end();
+      };
+    });
+    const abandon = () => {
+      if (state === 'accepted') end();
+    };
+    this.acceptances.set(request, { model, abandon });
+    return { events$: observedBy(telemetry, admitted$), telemetry, abandon };
   }
 
-  /** The prompt's token count on the model's engine (404 for an unknown model). */
-  countPromptTokens(request: GenerationRequest, names: RequestFieldNames = DEFAULT_FIELD_NAMES): Promise<number> {
-    const model = this.registry.resolve(request.model);
-    applyRequestLimits(request, model.config, this.config.limits, names);
-    return model.engine.countPromptTokens(request);
+  /**
+   * The prompt's token count on the model's engine (the one its request was accepted on, if it
+   * was; 404 for an unknown model). A count that fails gives the acceptance back: the stream will
+   * not open.
+   */
+  async countPromptTokens(request: GenerationRequest, names: RequestFieldNames = DEFAULT_FIELD_NAMES): Promise<number> {
+    const accepted = this.acceptances.get(request);
+    try {
+      const model = accepted?.model ?? this.registry.resolve(request.model);
+      applyRequestLimits(request, model.config, this.config.limits, names);
+      return await model.engine.countPromptTokens(request);
+    } catch (error) {
+      accepted?.abandon();
+      throw error;
+    }
   }
 }
-
 /** `events$`, each event folded into `telemetry` before it goes on: the one place events are observed. */
 function observedBy(telemetry: GenerationTelemetry, events$: Observable<EngineEvent>): Observable<EngineEvent> {
   return new Observable<EngineEvent>((subscriber) =>

@@ -1,30 +1,76 @@
+import type { AdmissionLimits } from '../admission/admission-queue.js';
+import { LocalAdmission } from '../admission/local-admission.js';
+import type { AdmissionCoordinator, ModelAdmission } from '../admission/model-admission.js';
+import { canonicalJson } from '../config/config-changes.js';
 import type { ModelConfig } from '../config/model-config.js';
-import { AdmissionQueue } from '../admission/admission-queue.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
 import { GatewayError } from '../errors/gateway-error.js';
-
-/** A configured model at run time: its engine and its admission queue. */
-export interface ModelRuntime {
-  config: ModelConfig;
-  engine: InferenceEngine;
-  admission: AdmissionQueue;
-}
+import { EngineSlot } from './engine-slot.js';
 
 const DEFAULT_MAX_QUEUE = 1024;
 
-/** The models this gateway serves, by the name clients send. */
-export class ModelRegistry {
-  private readonly byName = new Map<string, ModelRuntime>();
+/** The keys of a model entry that only its admission and request limits read, not its engine. */
+const ADMISSION_KEYS = new Set(['maxConcurrency', 'maxQueue', 'queueTimeoutMs', 'maxTokensLimit']);
 
-  constructor(models: Array<{ config: ModelConfig; engine: InferenceEngine }>) {
-    for (const { config, engine } of models) {
-      const admission = new AdmissionQueue({
-        maxConcurrency: config.maxConcurrency ?? engine.defaultMaxConcurrency,
-        maxQueue: config.maxQueue ?? DEFAULT_MAX_QUEUE,
-        queueTimeoutMs: config.queueTimeoutMs,
-      });
-      this.byName.set(config.name, { config, engine, admission });
-    }
+/** Builds the engine of a model entry (the engines' factory, or a test's). */
+export type EngineFactory = (config: ModelConfig) => Promise<InferenceEngine>;
+
+/** What a reload changed, by model name. */
+export interface ModelChanges {
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
+
+/**
+ * A configured model at run time: its configuration, engine and admission. A request resolves it
+ * once and keeps it to its end, so a reload never moves a request to another engine.
+ */
+export class ModelRuntime {
+  constructor(
+    readonly config: ModelConfig,
+    readonly slot: EngineSlot,
+    readonly admission: ModelAdmission,
+  ) {}
+
+  get engine(): InferenceEngine {
+    return this.slot.engine;
+  }
+
+  /** Counts one accepted request on this engine until the returned function is called. */
+  hold(): () => void {
+    return this.slot.hold();
+  }
+}
+
+/** The admission limits of a model entry; without `maxConcurrency`, its engine's own limit (none by default). */
+export function admissionLimitsOf(config: ModelConfig, engineMaxConcurrency = Number.POSITIVE_INFINITY): AdmissionLimits {
+  return {
+    maxConcurrency: config.maxConcurrency ?? engineMaxConcurrency,
+    maxQueue: config.maxQueue ?? DEFAULT_MAX_QUEUE,
+    queueTimeoutMs: config.queueTimeoutMs,
+  };
+}
+
+/**
+ * The models this gateway serves, by the name clients send. `apply` swaps in a reloaded list:
+ * new requests see it at once, requests already accepted finish on the runtime they resolved, and
+ * an engine no longer configured closes when its last request ends. A model keeps one admission
+ * across reloads (its limits updated), so the requests still running on a replaced engine count
+ * against the new limits too.
+ */
+export class ModelRegistry {
+  private byName = new Map<string, ModelRuntime>();
+  private readonly admissions = new Map<string, ModelAdmission>();
+  /** Every engine not yet closed, retired ones included: all are closed at shutdown. */
+  private readonly open = new Set<EngineSlot>();
+  private applying: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    models: ReadonlyArray<{ config: ModelConfig; engine: InferenceEngine }>,
+    private readonly coordinator: AdmissionCoordinator = new LocalAdmission(),
+  ) {
+    for (const { config, engine } of models) this.byName.set(config.name, this.runtime(config, this.slotOf(engine)));
   }
 
   /** The model named `name`, or a 404 in the client's protocol. */
@@ -41,7 +87,92 @@ export class ModelRegistry {
     return [...this.byName.values()];
   }
 
+  /** Engines still open: the configured ones and those replaced but still finishing requests. */
+  get openEngines(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Serves `models` from now on. The engines of new and changed entries are built first; if one
+   * fails, the ones built are closed, nothing changes and the error is thrown. An entry whose
+   * engine keys did not change keeps its engine (a new `maxConcurrency` reloads no model).
+   * Calls run one after another.
+   */
+  apply(models: readonly ModelConfig[], createEngine: EngineFactory): Promise<ModelChanges> {
+    const applied = this.applying.then(() => this.applyNow(models, createEngine));
+    this.applying = applied.catch(() => undefined);
+    return applied;
+  }
+
   async close(): Promise<void> {
-    await Promise.allSettled(this.list().map((model) => model.engine.close()));
+    await Promise.allSettled([...this.open].map((slot) => slot.close()));
+  }
+
+  private async applyNow(models: readonly ModelConfig[], createEngine: EngineFactory): Promise<ModelChanges> {
+    const built = new Map<string, EngineSlot>();
+    try {
+      for (const config of models) {
+        const current = this.byName.get(config.name);
+        if (current && sameEngineKeys(current.config, config)) continue;
+        built.set(config.name, this.slotOf(await startEngine(createEngine, config)));
+      }
+    } catch (error) {
+      await Promise.allSettled([...built.values()].map((slot) => slot.close()));
+      throw error;
+    }
+
+    const changes: ModelChanges = { added: [], changed: [], removed: [] };
+    const next = new Map<string, ModelRuntime>();
+    for (const config of models) {
+      const current = this.byName.get(config.name);
+      if (current && canonicalJson(current.config) === canonicalJson(config)) {
+        next.set(config.name, current);
+        continue;
+      }
+      next.set(config.name, this.runtime(config, built.get(config.name) ?? current!.slot));
+      (current ? changes.changed : changes.added).push(config.name);
+    }
+    for (const [name, runtime] of this.byName) {
+      if (!next.has(name)) {
+        changes.removed.push(name);
+        this.admissions.delete(name);
+      }
+      if (next.get(name)?.slot !== runtime.slot) runtime.slot.retire();
+    }
+    this.byName = next;
+    return changes;
+  }
+
+  /** A runtime on `slot`; the model's admission is kept across reloads, with the entry's limits. */
+  private runtime(config: ModelConfig, slot: EngineSlot): ModelRuntime {
+    const limits = admissionLimitsOf(config, slot.engine.defaultMaxConcurrency);
+    let admission = this.admissions.get(config.name);
+    if (admission) {
+      admission.setLimits(limits);
+    } else {
+      admission = this.coordinator.admissionFor(config.name, limits);
+      this.admissions.set(config.name, admission);
+    }
+    return new ModelRuntime(config, slot, admission);
+  }
+
+  private slotOf(engine: InferenceEngine): EngineSlot {
+    const slot = new EngineSlot(engine, (closed) => this.open.delete(closed));
+    this.open.add(slot);
+    return slot;
+  }
+}
+
+/** Whether two entries of one model would build the same engine (they differ in admission keys at most). */
+function sameEngineKeys(a: ModelConfig, b: ModelConfig): boolean {
+  const engineKeys = (config: ModelConfig) => Object.fromEntries(Object.entries(config).filter(([key]) => !ADMISSION_KEYS.has(key)));
+  return canonicalJson(engineKeys(a)) === canonicalJson(engineKeys(b));
+}
+
+async function startEngine(createEngine: EngineFactory, config: ModelConfig): Promise<InferenceEngine> {
+  try {
+    return await createEngine(config);
+  } catch (error) {
+    throw new Error(`The engine of model '${config.name}' could not start: ${(error as Error)?.message ?? String(error)}`, { cause: error });
   }
 }

@@ -1,16 +1,14 @@
-import { Observable, type OperatorFunction, type Subscription } from 'rxjs';
+import { Observable, type OperatorFunction, type Subscriber, type Subscription } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { LifecycleService } from '../lifecycle/lifecycle.service.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
 import { keepaliveFrames, type KeepaliveSettings } from '../protocols/sse/keepalive-frames.js';
 import type { SseFrame } from '../protocols/sse/sse-frame.js';
 import type { StreamEvent } from '../streaming/stream-event.js';
+import type { ResponseScope } from './response-scope.js';
 import type { ResponseObject, StoredEvent } from './response-store.js';
 import { FINAL_EVENTS, finalResponse } from './stored-responses-protocol.js';
 import type { StoredResponses } from './stored-responses.js';
-
-/** Tries at the final events when the store fails (100, 200, 400 ms apart). */
-const FINAL_ATTEMPTS = 3;
 
 /** One background response to run: its first state (kept already), its accepted generation, its encoder. */
 export interface BackgroundRun {
@@ -18,13 +16,34 @@ export interface BackgroundRun {
   events$: Observable<EngineEvent>;
   encode: OperatorFunction<StreamEvent, SseFrame>;
   telemetry: GenerationTelemetry;
+  /** Whose response it is. */
+  scope: ResponseScope;
+  /** Called once when the run has ended and its last state is written (it gives back the API key's stream slot). */
+  onEnd?: () => void;
 }
+
+/** A run as it started. */
+export interface StartedRun {
+  /** Settles once the opening events are in the log: a follower can attach. */
+  opened: Promise<void>;
+  /**
+   * The run's engine events as they pass, for the request's interceptors (metrics, traces, logs
+   * see a background request end when its run does). Kept from the start until subscribed.
+   */
+  events$: Observable<EngineEvent>;
+}
+
+/** Tries at the final writes when the store fails (100, 200, 400 ms apart). */
+const FINAL_ATTEMPTS = 3;
+/** Events kept for a run's reporting before anyone subscribed to it (the route subscribes at once). */
+const MAX_UNREPORTED = 1024;
 
 /**
  * Runs background responses with nobody connected: the generation's frames (keep-alives
  * included, as a stream would have them) go to the response's event log, batched per turn of the
  * event loop, and its states to the stored response. A cancel asked on any replica stops the
- * engine work here. Each run counts as in flight, so a shutdown drains it like a stream.
+ * engine work here. Each run counts as in flight, so a shutdown drains it like a stream, and
+ * renews its lease (see StoredResponses) so that other replicas can tell a run whose replica died.
  */
 export class BackgroundRuns {
   constructor(
@@ -33,94 +52,196 @@ export class BackgroundRuns {
     private readonly keepalive: KeepaliveSettings,
   ) {}
 
-  /** Starts a run; resolves once its opening events are in the log (a follower can attach). */
-  start({ response, events$, encode, telemetry }: BackgroundRun): Promise<void> {
-    const id = response.id;
-    const leave = this.lifecycle.enter();
-    let sequence = 0;
-    let pending: StoredEvent[] = [];
-    let written: Promise<void> = Promise.resolve();
-    let flushScheduled = false;
-    let ended = false;
-    const finishedItems: unknown[] = [];
-    let cancelSubscription: Subscription | undefined;
+  start(run: BackgroundRun): StartedRun {
+    return new RunningResponse(run, this.stored, this.lifecycle, this.keepalive).start();
+  }
+}
 
-    // Events the store failed to take: sent again ahead of the next batch (appending is idempotent).
-    let unsent: StoredEvent[] = [];
-    const flush = (final: boolean) => {
-      flushScheduled = false;
-      if (pending.length === 0 && !final) return;
-      const batch = pending;
-      pending = [];
-      written = written.then(async () => {
-        const events = unsent.length === 0 ? batch : unsent.concat(batch);
-        for (let attempt = 0; ; attempt += 1) {
-          if (await this.stored.append(id, events, final)) {
-            unsent = [];
-            return;
-          }
-          // The last batch has no next one to ride with: a few more tries, then it is left.
-          if (!final || attempt >= FINAL_ATTEMPTS) break;
-          await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
-        }
-        unsent = events;
+/** One background response while it runs. */
+class RunningResponse {
+  private readonly id: string;
+  private readonly exit: () => void;
+  private sequence = 0;
+  private pending: StoredEvent[] = [];
+  /** Events the store failed to take: sent again ahead of the next batch (appending is idempotent). */
+  private unsent: StoredEvent[] = [];
+  /** The store writes, one after the other. */
+  private written: Promise<void> = Promise.resolve();
+  private flushScheduled = false;
+  private ended = false;
+  /** The state kept now (its lease renewed as it runs). */
+  private state: ResponseObject;
+  private readonly finishedItems: unknown[] = [];
+  private frames?: Subscription;
+  private cancels?: Subscription;
+  private stopWatching?: () => void;
+  private renewal?: NodeJS.Timeout;
+  private readonly reporting = new RunReport();
+
+  constructor(
+    private readonly run: BackgroundRun,
+    private readonly stored: StoredResponses,
+    private readonly lifecycle: LifecycleService,
+    private readonly keepalive: KeepaliveSettings,
+  ) {
+    this.id = run.response.id;
+    this.state = run.response;
+    this.exit = lifecycle.enter();
+  }
+
+  start(): StartedRun {
+    const { telemetry, scope, encode } = this.run;
+    // `in_progress` once admitted (a slot is free and the engine starts): pollers see the queue end.
+    this.stopWatching = telemetry.onSignal((signal) => {
+      if (signal !== 'admitted') return;
+      this.stopWatching?.();
+      this.state = { ...this.state, status: 'in_progress' };
+      this.write(async () => {
+        if (!this.ended) await this.stored.update(scope, this.state, true);
       });
-    };
-    const push = (event: string, data: string) => {
-      pending.push({ sequence, event, data });
-      sequence += 1;
-      if (!flushScheduled) {
-        flushScheduled = true;
-        setImmediate(() => {
-          if (!ended) flush(false);
-        });
-      }
-    };
-    const end = (final: ResponseObject) => {
-      if (ended) return;
-      ended = true;
-      cancelSubscription?.unsubscribe();
-      // The state first, then the last events: a follower that sees the end finds the final state.
-      written = written.then(() => this.stored.update(final));
-      flush(true);
-      void written.finally(leave);
-    };
+    });
+    this.renewal = setInterval(() => this.write(() => this.stored.update(scope, this.state, true).then(() => undefined)), this.stored.renewalMs);
+    this.renewal.unref();
 
-    let started = false;
-    const marked$ = new Observable<EngineEvent>((subscriber) =>
+    const events$ = this.reporting.tap(this.run.events$);
+    const frames$ = keepaliveFrames(events$.pipe(this.lifecycle.endAtDrainDeadline()), encode, this.keepalive, () => telemetry.markHeartbeat());
+    this.frames = frames$.subscribe({
+      next: (frame) => this.onFrame(frame),
+      // The encoder turns failures into `response.failed`; a stream that ends without a final event
+      // was cut short, and an error past the encoder is the gateway's own.
+      error: () => this.end(this.cutShort()),
+      complete: () => this.end(this.cutShort()),
+    });
+    this.cancels = this.stored.cancelRequests(scope, this.id).subscribe(() => this.cancel());
+    if (this.ended) this.cancels.unsubscribe();
+    // The opening events (`response.created`, `response.in_progress`) were pushed on subscription.
+    this.flush(false);
+    return { opened: this.written, events$: this.reporting.events$ };
+  }
+
+  private onFrame(frame: SseFrame): void {
+    if (!('event' in frame) || frame.event === undefined) return;
+    this.push(frame.event, frame.data);
+    if (frame.event === 'response.output_item.done') this.finishedItems.push((JSON.parse(frame.data) as { item: unknown }).item);
+    if (FINAL_EVENTS.has(frame.event)) this.end(finalResponse(frame));
+  }
+
+  private cancel(): void {
+    if (this.ended) return;
+    this.frames?.unsubscribe();
+    this.reporting.end();
+    const cancelled = { ...this.state, status: 'cancelled', output: this.finishedItems, completed_at: Math.floor(Date.now() / 1000) };
+    this.push('response.cancelled', JSON.stringify({ type: 'response.cancelled', sequence_number: this.sequence, response: cancelled }));
+    this.end(cancelled);
+  }
+
+  private push(event: string, data: string): void {
+    this.pending.push({ sequence: this.sequence, event, data });
+    this.sequence += 1;
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      if (!this.ended) this.flush(false);
+    });
+  }
+
+  private flush(final: boolean): void {
+    this.flushScheduled = false;
+    if (this.pending.length === 0 && !final) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.write(async () => {
+      const events = this.unsent.length === 0 ? batch : this.unsent.concat(batch);
+      // The last batch has no next one to ride with: it gets a few more tries.
+      if (await this.retried(() => this.stored.append(this.run.scope, this.id, events, final), final)) this.unsent = [];
+      else this.unsent = events;
+    });
+  }
+
+  private end(final: ResponseObject): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.reporting.end();
+    this.stopWatching?.();
+    this.cancels?.unsubscribe();
+    clearInterval(this.renewal);
+    this.state = final;
+    // The state first, then the last events: a follower that sees the end finds the final state.
+    this.write(() => this.retried(() => this.stored.update(this.run.scope, final, false), true).then(() => undefined));
+    this.flush(true);
+    void this.written.finally(() => {
+      this.exit();
+      this.run.onEnd?.();
+    });
+  }
+
+  private write(step: () => Promise<void>): void {
+    this.written = this.written.then(step);
+  }
+
+  /** `attempt` until it succeeds; `persist`: a few more times, further apart (else once). */
+  private async retried(attempt: () => Promise<boolean>, persist: boolean): Promise<boolean> {
+    for (let tries = 0; ; tries += 1) {
+      if (await attempt()) return true;
+      if (!persist || tries >= FINAL_ATTEMPTS) return false;
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
+    }
+  }
+
+  private cutShort(): ResponseObject {
+    return { ...this.state, status: 'failed', output: this.finishedItems, error: { code: 'server_error', message: 'The generation ended early.' } };
+  }
+}
+
+/**
+ * A run's engine events for its request's interceptors: passed on as they come once someone
+ * listens, kept (a bounded number) until then; ended when the run's events end, or when it is
+ * cancelled.
+ */
+class RunReport {
+  private listener?: Subscriber<EngineEvent>;
+  private early: EngineEvent[] = [];
+  private ending?: { error?: unknown };
+
+  readonly events$ = new Observable<EngineEvent>((subscriber) => {
+    for (const event of this.early) subscriber.next(event);
+    this.early = [];
+    if (this.ending !== undefined) {
+      if ('error' in this.ending) subscriber.error(this.ending.error);
+      else subscriber.complete();
+      return;
+    }
+    this.listener = subscriber;
+    return () => {
+      this.listener = undefined;
+    };
+  });
+
+  tap(events$: Observable<EngineEvent>): Observable<EngineEvent> {
+    return new Observable<EngineEvent>((subscriber) =>
       events$.subscribe({
         next: (event) => {
-          if (!started) {
-            started = true;
-            written = written.then(() => this.stored.update({ ...response, status: 'in_progress' }));
-          }
+          if (this.listener) this.listener.next(event);
+          else if (this.early.length < MAX_UNREPORTED) this.early.push(event);
           subscriber.next(event);
         },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
+        error: (error: unknown) => {
+          this.end({ error });
+          subscriber.error(error);
+        },
+        complete: () => {
+          this.end();
+          subscriber.complete();
+        },
       }),
     );
-    const frames$ = keepaliveFrames(marked$.pipe(this.lifecycle.endAtDrainDeadline()), encode, this.keepalive, () => telemetry.markHeartbeat());
-    const subscription = frames$.subscribe({
-      next: (frame) => {
-        if (!('event' in frame) || frame.event === undefined) return;
-        push(frame.event, frame.data);
-        if (frame.event === 'response.output_item.done') finishedItems.push((JSON.parse(frame.data) as { item: unknown }).item);
-        if (FINAL_EVENTS.has(frame.event)) end(finalResponse(frame));
-      },
-      // The encoder turns failures into `response.failed`; a stream that ends without a final event was cut short.
-      complete: () => end({ ...response, status: 'failed', output: finishedItems, error: { code: 'server_error', message: 'The generation ended early.' } }),
-    });
-    cancelSubscription = this.stored.cancelRequests(id).subscribe(() => {
-      if (ended) return;
-      subscription.unsubscribe();
-      const cancelled = { ...response, status: 'cancelled', output: finishedItems, completed_at: Math.floor(Date.now() / 1000) };
-      push('response.cancelled', JSON.stringify({ type: 'response.cancelled', sequence_number: sequence, response: cancelled }));
-      end(cancelled);
-    });
-    if (ended) cancelSubscription.unsubscribe();
-    // The opening events (`response.created`, `response.in_progress`) were pushed on subscription.
-    flush(false);
-    return written;
+  }
+
+  end(ending: { error?: unknown } = {}): void {
+    if (this.ending !== undefined) return;
+    this.ending = ending;
+    if (this.listener === undefined) return;
+    if ('error' in ending) this.listener.error(ending.error);
+    else this.listener.complete();
   }
 }

@@ -12,7 +12,7 @@ describe('storedInputItems', () => {
     expect(storedInputItems('hi', counter())).toEqual([{ id: 'msg_1', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }], status: 'completed' }]);
   });
 
-  it('gives each item an id of its kind, keeps the ids items came with, and writes message text as parts', () => {
+  it('gives each item a new id of its kind (not the one it came with), and writes message text as parts', () => {
     const items = storedInputItems(
       [
         { role: 'assistant', content: 'before' },
@@ -22,7 +22,7 @@ describe('storedInputItems', () => {
       ],
       counter(),
     );
-    expect(items.map((item) => item.id)).toEqual(['msg_1', 'fc_given', 'fco_2', 'rs_3']);
+    expect(items.map((item) => item.id)).toEqual(['msg_1', 'fc_2', 'fco_3', 'rs_4']);
     expect(items[0]).toMatchObject({ role: 'assistant', content: [{ type: 'output_text', text: 'before' }] });
   });
 });

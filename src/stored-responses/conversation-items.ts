@@ -14,15 +14,15 @@ const ID_PREFIXES: Record<string, string> = {
 };
 
 /**
- * A request's own input as it is kept and listed (`input_items`): each item with an id (its own,
- * or a new one), a message's text as `input_text` / `output_text` parts.
+ * A request's own input as it is kept and listed (`input_items`): each item with a new id (an id
+ * a client sent, or that of an item it referenced, would take that id over in the store), a
+ * message's text as `input_text` / `output_text` parts.
  */
 export function storedInputItems(input: string | readonly ResponsesInputItem[], makeId: (prefix: string) => string = newId): StoredItem[] {
   const items: readonly ResponsesInputItem[] = typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : input;
   return items.map((item) => {
     const type = item.type ?? 'message';
-    const own = (item as { id?: unknown }).id;
-    const id = typeof own === 'string' && own.length > 0 ? own : makeId(ID_PREFIXES[type] ?? 'item_');
+    const id = makeId(ID_PREFIXES[type] ?? 'item_');
     if (type !== 'message') return { ...item, id } as StoredItem;
     const message = item as ResponsesMessageItem;
     const partType = message.role === 'assistant' ? 'output_text' : 'input_text';

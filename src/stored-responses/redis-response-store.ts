@@ -175,6 +175,8 @@ export class RedisResponseStore implements ResponseStore {
   private readonly channels = new Map<string, Channel>();
   private readonly firstReady = new Map<Redis, Promise<void>>();
   private readonly everReady = new Set<Redis>();
+  /** Connections whose first attempt failed: nothing waits for them to come up (callers fail at once). */
+  private readonly everFailed = new Set<Redis>();
   private readonly poll: NodeJS.Timeout;
   private failureListener?: (operation: ResponseStoreOperation, error: Error) => void;
   private closed = false;
@@ -404,15 +406,18 @@ export class RedisResponseStore implements ResponseStore {
       // A Redis that stops answering (host gone, no reset) is dropped and reconnected.
       socketTimeout: Math.max(5_000, this.timeoutMs * 10),
     });
-    connection.on('error', (error: Error) => this.reportFailure('connection', error));
+    connection.on('error', (error: Error) => {
+      this.everFailed.add(connection);
+      this.reportFailure('connection', error);
+    });
     this.firstReady.set(connection, new Promise((resolve) => connection.once('ready', () => resolve())));
     connection.once('ready', () => this.everReady.add(connection));
     return connection;
   }
 
-  /** Until a connection is first up, a call waits for it (within the timeout); later, never. */
+  /** Until a connection is first up, a call waits for it (within the timeout); once it was up, or failed, never. */
   private async ready(connection: Redis): Promise<void> {
-    if (this.everReady.has(connection) || !['wait', 'connecting', 'connect'].includes(connection.status)) return;
+    if (this.everReady.has(connection) || this.everFailed.has(connection) || !['wait', 'connecting', 'connect'].includes(connection.status)) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.firstReady.get(connection), new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs)))]);
     clearTimeout(timer);

@@ -46,7 +46,8 @@ export function finalResponse(frame: { data: string }): ResponseObject {
 /**
  * Frames as they come, but the final one waits until `keep` has kept its response (`keep` never
  * rejects). The frames made in the same turn as the final one (the items' `.done` events) wait
- * with it, so the stream's end still leaves in one write (see SseWriter: a burst is not a backlog).
+ * with it, so the stream's end still leaves in one write (see SseWriter: a burst is not a backlog):
+ * from a `.done` event on, frames are held until the end of the turn.
  */
 export function keptBeforeFinal(keep: (response: ResponseObject) => Promise<void>): MonoTypeOperatorFunction<SseFrame> {
   return (frames$) =>
@@ -65,9 +66,16 @@ export function keptBeforeFinal(keep: (response: ResponseObject) => Promise<void
       };
       const subscription = frames$.subscribe({
         next: (frame) => {
+          const event = 'event' in frame ? frame.event : undefined;
+          // Deltas, the bulk of a stream, pass straight on; a `.done` (an item closing, maybe the
+          // end's burst) and whatever follows it wait for the turn's end.
+          if (held.length === 0 && keeping === undefined && (event === undefined || !event.endsWith('.done')) && !(event !== undefined && FINAL_EVENTS.has(event))) {
+            subscriber.next(frame);
+            return;
+          }
           held.push(frame);
-          if ('event' in frame && frame.event !== undefined && FINAL_EVENTS.has(frame.event) && keeping === undefined) {
-            keeping = keep(finalResponse(frame)).then(release);
+          if (event !== undefined && FINAL_EVENTS.has(event) && keeping === undefined) {
+            keeping = keep(finalResponse(frame as { data: string })).then(release);
           } else if (!releaseQueued && keeping === undefined) {
             releaseQueued = true;
             queueMicrotask(releaseUnlessKeeping);

@@ -1,4 +1,5 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { ApiKeyRing } from '../auth/api-key-ring.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { LifecycleService } from '../lifecycle/lifecycle.service.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
@@ -12,8 +13,11 @@ import { StoredResponses } from './stored-responses.js';
   providers: [
     {
       provide: StoredResponses,
-      inject: [GatewayConfig, GantryMetrics],
-      useFactory: (config: GatewayConfig, metrics: GantryMetrics) => new StoredResponses(createResponseStore(config.responses), metrics),
+      inject: [GatewayConfig, GantryMetrics, ApiKeyRing],
+      useFactory: (config: GatewayConfig, metrics: GantryMetrics, keys: ApiKeyRing) => new StoredResponses(createResponseStore(config.responses), metrics, keys, {
+          keepaliveIntervalMs: config.keepalive.intervalMs,
+          ttlSeconds: config.responses.ttlSeconds,
+        }),
     },
     {
       provide: BackgroundRuns,

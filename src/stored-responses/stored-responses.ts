@@ -1,11 +1,15 @@
 import { Logger } from '@nestjs/common';
 import type { Observable } from 'rxjs';
+import type { ApiKeyRing } from '../auth/api-key-ring.js';
+import { presentedKey } from '../auth/api-key.guard.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { NOT_KEPT, type ResponseKeeping } from '../protocols/openai-responses/response-object.js';
 import type { ResponsesInputItem } from '../protocols/openai-responses/responses-input.js';
 import type { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
 import { asInput, conversationOf, storedInputItems } from './conversation-items.js';
+import { ResponseScope } from './response-scope.js';
+import type { LeftRunCheck } from './stored-frames.js';
 import type { ResponseObject, ResponseStore, ResponseStoreOperation, StoredEvent, StoredItem, StoredResponse } from './response-store.js';
 
 /** A Responses request with its stored state read: what to decode, and how to keep the answer. */
@@ -16,6 +20,8 @@ export interface PreparedResponse {
   keeping: ResponseKeeping;
   /** The request's own input items, with ids, as `input_items` lists them. */
   inputItems: StoredItem[];
+  /** Whose responses it sees and keeps (its API key's). */
+  scope: ResponseScope;
 }
 
 /** Statuses of a response that is still running. */
@@ -23,6 +29,19 @@ const RUNNING = new Set(['queued', 'in_progress']);
 /** A chain of `previous_response_id`s longer than this is refused (a loop, or a runaway client). */
 const MAX_CHAIN = 10_000;
 const WARNING_INTERVAL_MS = 10_000;
+/** Where a running background response keeps its lease (taken off before anyone reads it). */
+const LEASE_FIELD = 'gantry_lease_until';
+const LEASE_RENEWALS = 3;
+/** When a kept response was last written again to keep its conversation alive (taken off before anyone reads it). */
+const REFRESHED_FIELD = 'gantry_refreshed_at';
+const MIN_RENEWAL_MS = 1_000;
+const MAX_RENEWAL_MS = 15_000;
+const LEFT_BEHIND = 'The gateway replica running this response stopped before it finished.';
+/**
+ * How long a cancel waits for the replica that runs the response to stop it, before writing
+ * `cancelled` itself (that replica is gone). Longer than a Redis store's re-check of missed notices.
+ */
+const CANCEL_WAIT_MS = 8_000;
 
 /**
  * The stateful half of the Responses API over a ResponseStore: reads what a request continues
@@ -35,13 +54,24 @@ const WARNING_INTERVAL_MS = 10_000;
  */
 export class StoredResponses {
   private readonly logger = new Logger('StoredResponses');
+  /**
+   * How often a background run renews its lease: its keep-alive interval, within bounds. A
+   * running response whose lease is three renewals old was left by a replica that stopped.
+   */
+  readonly renewalMs: number;
+  /** A response continued this long after its last write is written again: a live conversation outlives the TTL. */
+  private readonly refreshAfterMs: number;
   private warnedAt = 0;
   private unwarned = 0;
 
   constructor(
     private readonly store: ResponseStore | undefined,
     private readonly metrics: Pick<GantryMetrics, 'responseStoreErrors'>,
+    private readonly keys: Pick<ApiKeyRing, 'isOpen' | 'identify'> = { isOpen: true, identify: () => undefined },
+    { keepaliveIntervalMs = 15_000, ttlSeconds = 86_400 }: { keepaliveIntervalMs?: number; ttlSeconds?: number } = {},
   ) {
+    this.renewalMs = Math.min(Math.max(keepaliveIntervalMs, MIN_RENEWAL_MS), MAX_RENEWAL_MS);
+    this.refreshAfterMs = (ttlSeconds * 1000) / 2;
     store?.onFailure((operation, error) => this.failed(operation, error));
   }
 
@@ -49,26 +79,35 @@ export class StoredResponses {
     return this.store !== undefined;
   }
 
+  /** The scope of the request with these headers: its API key's (the guard has checked the key). */
+  scopeOf(headers: Record<string, string | string[] | undefined>): ResponseScope {
+    if (this.keys.isOpen) return ResponseScope.OPEN;
+    const presented = presentedKey(headers);
+    return ResponseScope.ofKey(presented === undefined ? undefined : this.keys.identify(presented));
+  }
+
   /** Reads the stored state a request names; refuses unknown ids (400) and runs without a store (503). */
-  async prepare(body: ResponsesRequestDto): Promise<PreparedResponse> {
-    if (this.store === undefined) return { body, keeping: NOT_KEPT, inputItems: [] };
+  async prepare(body: ResponsesRequestDto, scope: ResponseScope = ResponseScope.OPEN): Promise<PreparedResponse> {
+    if (this.store === undefined) return { body, keeping: NOT_KEPT, inputItems: [], scope };
     const store = body.store !== false;
     if (body.background === true && !store) {
       throw new GatewayError('invalid_request', 'background responses must be stored: leave store unset or set it to true', { param: 'background' });
     }
     const keeping: ResponseKeeping = { store, background: body.background === true, previousResponseId: body.previous_response_id ?? null };
-    const own = await this.resolveReferences(body.input);
-    const history = body.previous_response_id === undefined ? [] : conversationOf(await this.chain(body.previous_response_id));
+    const own = await this.resolveReferences(scope, body.input);
+    const chain = body.previous_response_id === undefined ? [] : await this.chain(scope, body.previous_response_id);
+    this.refresh(scope, chain);
+    const history = conversationOf(chain);
     const { previous_response_id: _continued, background: _background, ...rest } = body;
     const input = history.length === 0 && typeof own === 'string' ? own : [...history, ...(typeof own === 'string' ? storedInputItems(own).map(asInput) : own)];
-    return { body: { ...rest, input } as ResponsesRequestDto, keeping, inputItems: store ? storedInputItems(own) : [] };
+    return { body: { ...rest, input } as ResponsesRequestDto, keeping, inputItems: store ? storedInputItems(own) : [], scope };
   }
 
   /** Keeps a finished foreground response; a failure is counted, not thrown (the client has its answer). */
   async keep(prepared: PreparedResponse, response: ResponseObject): Promise<void> {
     if (this.store === undefined || !prepared.keeping.store) return;
     try {
-      await this.store.create({ response, inputItems: prepared.inputItems, previousResponseId: prepared.keeping.previousResponseId });
+      await this.store.create(scopedRecord(prepared, response));
     } catch (error) {
       this.failed('write', error as Error);
     }
@@ -76,17 +115,20 @@ export class StoredResponses {
 
   /** Keeps a background response as it starts; its client waits for this, so a failure is a 503. */
   async open(prepared: PreparedResponse, response: ResponseObject): Promise<void> {
-    await this.guarded('write', () =>
-      this.requireStore().create({ response, inputItems: prepared.inputItems, previousResponseId: prepared.keeping.previousResponseId }),
-    );
+    await this.guarded('write', () => this.requireStore().create(scopedRecord(prepared, this.leased(response))));
   }
 
-  /** A new state of a kept response; a failure is counted, not thrown. */
-  async update(response: ResponseObject): Promise<void> {
+  /**
+   * A new state of a kept response, `running` (its lease renewed) or final; false when the store
+   * failed (counted, not thrown).
+   */
+  async update(scope: ResponseScope, response: ResponseObject, running: boolean): Promise<boolean> {
     try {
-      await this.requireStore().update(response);
+      await this.requireStore().update(scope.response(running ? this.leased(response) : response));
+      return true;
     } catch (error) {
       this.failed('write', error as Error);
+      return false;
     }
   }
 
@@ -94,9 +136,9 @@ export class StoredResponses {
    * Appends to a background response's event log; false when the store failed (counted, not
    * thrown: the run goes on and sends the same events again with its next batch).
    */
-  async append(id: string, events: readonly StoredEvent[], final: boolean): Promise<boolean> {
+  async append(scope: ResponseScope, id: string, events: readonly StoredEvent[], final: boolean): Promise<boolean> {
     try {
-      await this.requireStore().append(id, events, final);
+      await this.requireStore().append(scope.id(id), events, final);
       return true;
     } catch (error) {
       this.failed('events', error as Error);
@@ -104,17 +146,65 @@ export class StoredResponses {
     }
   }
 
-  async retrieve(id: string): Promise<StoredResponse> {
-    const record = await this.guarded('read', () => this.requireStore().get(id));
+  async retrieve(scope: ResponseScope, id: string): Promise<StoredResponse> {
+    const record = await this.guarded('read', () => this.requireStore().get(scope.id(id)));
     if (record === undefined) throw notFound(id);
-    return record;
+    return this.fromStore(scope, record);
+  }
+
+  /**
+   * Writes again the responses of a chain being continued whose last write is half a TTL old
+   * (each at most once per half TTL), so that an active conversation does not expire under its
+   * client. Not waited for: a failure is counted, and only shortens their life.
+   */
+  private refresh(scope: ResponseScope, chain: readonly StoredResponse[]): void {
+    const now = Date.now();
+    for (const { response } of chain) {
+      const written = typeof response[REFRESHED_FIELD] === 'number' ? response[REFRESHED_FIELD] : Number(response.completed_at ?? response.created_at) * 1000;
+      if (!(now - (written as number) > this.refreshAfterMs)) continue;
+      void this.update(scope, { ...response, [REFRESHED_FIELD]: now }, false);
+    }
+  }
+
+  /** A stored record as its client sees it: its ids unscoped, its lease read (a left run is `failed`). */
+  private fromStore(scope: ResponseScope, stored: StoredResponse): StoredResponse {
+    const record = scope.record(stored);
+    const { [LEASE_FIELD]: leaseUntil, [REFRESHED_FIELD]: _refreshed, ...response } = record.response;
+    if (leaseUntil === undefined) return { ...record, response: response as ResponseObject };
+    if (!RUNNING.has(response.status as string) || (typeof leaseUntil === 'number' && leaseUntil >= Date.now())) {
+      return { ...record, response: response as ResponseObject };
+    }
+    const failed = { ...response, status: 'failed', error: { code: 'server_error', message: LEFT_BEHIND } } as ResponseObject;
+    // Written back, so every replica agrees from now on (a failure leaves it to the next reader).
+    void this.update(scope, failed, false);
+    return { ...record, response: failed };
+  }
+
+  /** What a follower of a background response asks when no event comes for a while. */
+  leftRunCheck(scope: ResponseScope, id: string): LeftRunCheck {
+    return { isLeft: () => this.isLeft(scope, id), quietMs: (LEASE_RENEWALS + 1) * this.renewalMs };
+  }
+
+  /** Whether a background response's run was left by its replica (or the response is gone). */
+  async isLeft(scope: ResponseScope, id: string): Promise<boolean> {
+    try {
+      const record = await this.retrieve(scope, id);
+      return record.response.status === 'failed' && (record.response.error as { message?: string } | null)?.message === LEFT_BEHIND;
+    } catch {
+      return false;
+    }
+  }
+
+  /** `response` with a lease of three renewals from now. */
+  private leased(response: ResponseObject): ResponseObject {
+    return { ...response, [LEASE_FIELD]: Date.now() + LEASE_RENEWALS * this.renewalMs };
   }
 
   /** Forgets a response (stopping it first if it still runs). */
-  async remove(id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
-    const record = await this.retrieve(id);
-    if (RUNNING.has(record.response.status)) await this.guarded('cancel', () => this.requireStore().requestCancel(id));
-    if (!(await this.guarded('write', () => this.requireStore().delete(id)))) throw notFound(id);
+  async remove(scope: ResponseScope, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
+    const record = await this.retrieve(scope, id);
+    if (RUNNING.has(record.response.status)) await this.guarded('cancel', () => this.requireStore().requestCancel(scope.id(id)));
+    if (!(await this.guarded('write', () => this.requireStore().delete(scope.id(id))))) throw notFound(id);
     return { id, object: 'response', deleted: true };
   }
 
@@ -122,8 +212,8 @@ export class StoredResponses {
    * Stops a background response from any replica and answers with it, `cancelled`. The replica
    * running it writes that state; if none does in `waitMs` (it is gone), this one does.
    */
-  async cancel(id: string, waitMs = 5_000): Promise<ResponseObject> {
-    const record = await this.retrieve(id);
+  async cancel(scope: ResponseScope, id: string, waitMs = CANCEL_WAIT_MS): Promise<ResponseObject> {
+    const record = await this.retrieve(scope, id);
     if (record.response.background !== true) {
       throw new GatewayError('invalid_request', 'Only responses created with background: true can be cancelled.', { param: 'response_id' });
     }
@@ -132,26 +222,27 @@ export class StoredResponses {
       throw new GatewayError('invalid_request', `Cannot cancel a response that is already ${record.response.status}.`, { param: 'response_id' });
     }
     const store = this.requireStore();
-    await this.guarded('cancel', () => store.requestCancel(id));
+    await this.guarded('cancel', () => store.requestCancel(scope.id(id)));
     const deadline = Date.now() + waitMs;
     for (let pauseMs = 10; Date.now() < deadline; pauseMs = Math.min(pauseMs * 2, 200)) {
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
-      const now = await this.guarded('read', () => store.get(id));
+      const now = await this.guarded('read', () => store.get(scope.id(id)));
       if (now === undefined) throw notFound(id);
-      if (!RUNNING.has(now.response.status)) return now.response;
+      const current = this.fromStore(scope, now).response;
+      if (!RUNNING.has(current.status)) return current;
     }
     const cancelled = { ...record.response, status: 'cancelled', completed_at: Math.floor(Date.now() / 1000) };
-    await this.guarded('write', () => store.update(cancelled));
+    await this.guarded('write', () => store.update(scope.response(cancelled)));
     return cancelled;
   }
 
   /** A background response's events after `after`, then the live ones to the end (any replica's). */
-  events(id: string, after: number): Observable<StoredEvent> {
-    return this.requireStore().events(id, after);
+  events(scope: ResponseScope, id: string, after: number): Observable<StoredEvent> {
+    return this.requireStore().events(scope.id(id), after);
   }
 
-  cancelRequests(id: string): Observable<void> {
-    return this.requireStore().cancelRequests(id);
+  cancelRequests(scope: ResponseScope, id: string): Observable<void> {
+    return this.requireStore().cancelRequests(scope.id(id));
   }
 
   async close(): Promise<void> {
@@ -159,7 +250,7 @@ export class StoredResponses {
   }
 
   /** The response chain from `id` back to the first one, newest first. */
-  private async chain(id: string): Promise<StoredResponse[]> {
+  private async chain(scope: ResponseScope, id: string): Promise<StoredResponse[]> {
     const chain: StoredResponse[] = [];
     const seen = new Set<string>();
     for (let next: string | null = id; next !== null; ) {
@@ -168,7 +259,8 @@ export class StoredResponses {
       }
       seen.add(next);
       const current: string = next;
-      const record: StoredResponse | undefined = await this.guarded('read', () => this.requireStore().get(current));
+      const found: StoredResponse | undefined = await this.guarded('read', () => this.requireStore().get(scope.id(current)));
+      const record = found === undefined ? undefined : this.fromStore(scope, found);
       if (record === undefined) {
         throw new GatewayError('invalid_request', `Previous response with id '${current}' not found.`, {
           param: 'previous_response_id',
@@ -187,18 +279,18 @@ export class StoredResponses {
   }
 
   /** The input with each `item_reference` replaced by the stored item it names. */
-  private async resolveReferences(input: string | ResponsesInputItem[]): Promise<string | ResponsesInputItem[]> {
+  private async resolveReferences(scope: ResponseScope, input: string | ResponsesInputItem[]): Promise<string | ResponsesInputItem[]> {
     if (typeof input === 'string') return input;
     const ids = input.flatMap((item) => (item.type === 'item_reference' ? [item.id] : []));
     if (ids.length === 0) return input;
-    const found = await this.guarded('read', () => this.requireStore().items(ids));
+    const found = await this.guarded('read', () => this.requireStore().items(scope.ids(ids)));
     return input.map((item, index) => {
       if (item.type !== 'item_reference') return item;
-      const stored = found.get(item.id);
+      const stored = found.get(scope.id(item.id));
       if (stored === undefined) {
         throw new GatewayError('invalid_request', `Item with id '${item.id}' not found.`, { param: `input[${index}].id`, code: 'item_not_found' });
       }
-      return asInput(stored);
+      return asInput(scope.clientItem(stored));
     });
   }
 
@@ -232,6 +324,15 @@ export class StoredResponses {
     this.warnedAt = now;
     this.unwarned = 0;
   }
+}
+
+/** The record of a kept response, its ids in its scope. */
+function scopedRecord({ scope, inputItems, keeping }: PreparedResponse, response: ResponseObject): StoredResponse {
+  return {
+    response: scope.response(response),
+    inputItems: scope.items(inputItems),
+    previousResponseId: keeping.previousResponseId === null ? null : scope.id(keeping.previousResponseId),
+  };
 }
 
 function notFound(id: string): GatewayError {

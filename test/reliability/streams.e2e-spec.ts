@@ -240,7 +240,8 @@ describe('a full queue', () => {
     const admission = gateway.registry.resolve('fifo').admission;
     const agent = unpooledAgent();
     const release = { holder: false };
-    const holder = postStream(gateway.url, CHAT.path, CHAT.body('fifo', 'holding the only slot'), {
+    // Long enough (400 tokens, 16 s) to hold the slot however slow the setup below; it hangs up when released.
+    const holder = postStream(gateway.url, CHAT.path, CHAT.body('fifo', 'holding the only slot '.repeat(100).trim()), {
       agent,
       onFrame: () => release.holder,
     });

@@ -39,3 +39,17 @@ export function writeConfig(text: string): string {
   writeFileSync(file, text);
   return file;
 }
+
+/** The JSON log lines (pino) among a process's standard output, in order. */
+export function logLinesOf(stdout: string): Array<{ level: number; msg: string; [key: string]: unknown }> {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line)];
+      } catch {
+        return [];
+      }
+    });
+}

@@ -22,6 +22,8 @@ export interface StreamOptions {
   onFrame?: (frame: Frame, frames: Frame[]) => boolean | void;
   /** Hard limit for the whole exchange; past it the request is destroyed and reported as 'timeout'. */
   timeoutMs?: number;
+  /** Called when the response's status and headers arrive. */
+  onResponse?: (status: number, headers: Record<string, string | string[] | undefined>) => void;
 }
 
 /** An agent that never pools or queues: one fresh connection per request, as many as asked. */
@@ -68,6 +70,7 @@ export function postStream(baseUrl: string, path: string, body: unknown, options
     });
     req.on('response', (response) => {
       outcome = { ...outcome, status: response.statusCode ?? 0, headers: response.headers };
+      options.onResponse?.(outcome.status, response.headers);
       const isSse = String(response.headers['content-type']).startsWith('text/event-stream');
       response.setEncoding('utf8');
       response.on('data', (text: string) => {

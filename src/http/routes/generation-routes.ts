@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Observable } from 'rxjs';
+import { merge, type Observable } from 'rxjs';
 import { GatewayConfig } from '../../config/gateway-config.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { GenerationService } from '../../generation/generation.service.js';
@@ -12,7 +12,9 @@ import { RESPONSES_PROTOCOL } from '../../protocols/openai-responses/responses-p
 import { ResponsesRequestDto } from '../../protocols/openai-responses/responses-request.dto.js';
 import type { GenerationBody, ProtocolDescriptor, ProtocolSettings } from '../../protocols/protocol-descriptor.js';
 import { responseObject, type ResponseEnvelope } from '../../protocols/openai-responses/response-object.js';
+import { KeyLimiter } from '../../auth/key-limiter.js';
 import { BackgroundRuns } from '../../stored-responses/background-runs.js';
+import { followedFrames } from '../../stored-responses/stored-frames.js';
 import type { ResponseObject } from '../../stored-responses/response-store.js';
 import { storedResponsesProtocol } from '../../stored-responses/stored-responses-protocol.js';
 import { StoredResponses, type PreparedResponse } from '../../stored-responses/stored-responses.js';
@@ -35,6 +37,7 @@ export class GenerationRoutes {
     @Inject(StreamResponder) private readonly responder: StreamResponder,
     @Inject(StoredResponses) private readonly stored: StoredResponses,
     @Inject(BackgroundRuns) private readonly backgroundRuns: BackgroundRuns,
+    @Inject(KeyLimiter) private readonly limiter: KeyLimiter,
     @Inject(GatewayConfig) config: GatewayConfig,
   ) {
     this.settings = { reasoningCipher: ReasoningCipher.fromSecret(config.responses.encryptionKey) };
@@ -52,7 +55,7 @@ export class GenerationRoutes {
   private responses(request: ResponsesRequestDto, exchange: GenerationExchange): Observable<EngineEvent> {
     if (!this.stored.enabled) return this.serve(RESPONSES_PROTOCOL, request, exchange);
     return afterPromise(
-      () => this.stored.prepare(request),
+      () => this.stored.prepare(request, this.stored.scopeOf(exchange.request.headers)),
       (prepared) => {
         const protocol = storedResponsesProtocol(prepared, this.stored);
         return prepared.keeping.background ? this.runInBackground(protocol, prepared, request, exchange) : this.serve(protocol, request, exchange);
@@ -76,16 +79,33 @@ export class GenerationRoutes {
     const start = async () => {
       // A background run always streams: its events go to the log, whoever follows them.
       const accepted = await this.generations.accept(request, { telemetry, stream: true, names });
-      const envelope = protocol.identify(body, this.settings);
-      const response = responseObject(envelope, 'queued', []) as ResponseObject;
-      await this.stored.open(prepared, response);
+      let envelope: ResponseEnvelope;
+      let response: ResponseObject;
+      try {
+        envelope = protocol.identify(body, this.settings);
+        response = responseObject(envelope, 'queued', []) as ResponseObject;
+        await this.stored.open(prepared, response);
+      } catch (error) {
+        // Not kept, so not run: its admission place goes back.
+        accepted.abandon();
+        throw error;
+      }
       // The plain encoder: the run keeps each state itself (the kept descriptor's encoder would keep the end again).
       const encode = RESPONSES_PROTOCOL.encode(body, envelope, undefined);
-      await this.backgroundRuns.start({ response, events$: accepted.events$, encode, telemetry });
-      return response;
+      // The API key's stream slot goes with the run, not with this answer.
+      const onEnd = this.limiter.detachStreamSlot(reply.raw);
+      const run = this.backgroundRuns.start({ response, events$: accepted.events$, encode, telemetry, scope: prepared.scope, onEnd });
+      await run.opened;
+      return { response, run };
     };
-    return afterPromise(start, (response) =>
-      body.stream === true ? this.responder.sseFrames(reply, this.stored.events(response.id, -1)) : this.responder.sendJson(reply, response),
+    // The request ends, for the hooks, when its run does: they see the run's events.
+    return afterPromise(start, ({ response, run }) =>
+      merge(
+        body.stream === true
+          ? this.responder.sseFrames(reply, followedFrames(this.stored.events(prepared.scope, response.id, -1), -1, this.stored.leftRunCheck(prepared.scope, response.id)))
+          : this.responder.sendJson(reply, response),
+        run.events$,
+      ),
     );
   }
 

@@ -1,11 +1,9 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
-import { catchError, map, of, type Observable } from 'rxjs';
-import { asGatewayError, GatewayError } from '../../errors/gateway-error.js';
-import { toOpenAIErrorBody } from '../../protocols/errors/openai-error.js';
-import type { SseFrame } from '../../protocols/sse/sse-frame.js';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../../errors/gateway-error.js';
 import { inputItemsPage, startingAfter, type InputItemsQuery, type ItemPage } from '../../stored-responses/input-items-page.js';
 import type { ResponseObject } from '../../stored-responses/response-store.js';
+import { followedFrames } from '../../stored-responses/stored-frames.js';
 import { StoredResponses } from '../../stored-responses/stored-responses.js';
 import { StreamResponder } from '../streaming/stream-responder.js';
 
@@ -23,8 +21,9 @@ export class StoredResponsesController {
 
   /** The response; with `stream=true`, a background response's events after `starting_after`, then the live ones. */
   @Get(':id')
-  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Res() reply: FastifyReply): Promise<void> {
-    const record = await this.stored.retrieve(id);
+  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const scope = this.stored.scopeOf(request.headers);
+    const record = await this.stored.retrieve(scope, id);
     if (query.stream !== 'true') {
       void reply.send(record.response);
       return;
@@ -33,34 +32,23 @@ export class StoredResponsesController {
       throw new GatewayError('invalid_request', 'Only background responses can be streamed again; retrieve this one without stream.', { param: 'stream' });
     }
     const after = startingAfter(query.starting_after);
-    this.responder.sseFrames(reply, this.followed(id, after)).subscribe();
+    this.responder.sseFrames(reply, followedFrames(this.stored.events(scope, id, after), after, this.stored.leftRunCheck(scope, id))).subscribe();
   }
 
   @Get(':id/input_items')
-  async inputItems(@Param('id') id: string, @Query() query: InputItemsQuery): Promise<ItemPage> {
-    const record = await this.stored.retrieve(id);
+  async inputItems(@Param('id') id: string, @Query() query: InputItemsQuery, @Req() request: FastifyRequest): Promise<ItemPage> {
+    const record = await this.stored.retrieve(this.stored.scopeOf(request.headers), id);
     return inputItemsPage(record.inputItems, query);
   }
 
   @Delete(':id')
-  remove(@Param('id') id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
-    return this.stored.remove(id);
+  remove(@Param('id') id: string, @Req() request: FastifyRequest): Promise<{ id: string; object: 'response'; deleted: true }> {
+    return this.stored.remove(this.stored.scopeOf(request.headers), id);
   }
 
   @Post(':id/cancel')
   @HttpCode(200)
-  cancel(@Param('id') id: string): Promise<ResponseObject> {
-    return this.stored.cancel(id);
-  }
-
-  /** The kept and live events as frames; a failure once the stream is open is an in-band `error` event. */
-  private followed(id: string, after: number): Observable<SseFrame> {
-    return this.stored.events(id, after).pipe(
-      map((event): SseFrame => ({ event: event.event, data: event.data })),
-      catchError((error: unknown) => {
-        const { error: body } = toOpenAIErrorBody(asGatewayError(error));
-        return of({ event: 'error', data: JSON.stringify({ type: 'error', code: body.code, message: body.message, param: body.param }) });
-      }),
-    );
+  cancel(@Param('id') id: string, @Req() request: FastifyRequest): Promise<ResponseObject> {
+    return this.stored.cancel(this.stored.scopeOf(request.headers), id);
   }
 }

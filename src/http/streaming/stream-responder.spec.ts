@@ -21,11 +21,14 @@ describe('StreamResponder', () => {
       return EMPTY;
     });
     const telemetry = new GenerationTelemetry('chat');
+    let abandoned = 0;
+    const abandon = () => (abandoned += 1);
 
-    const emitted = await lastValueFrom(responder.json(reply, { events$, telemetry }, () => ({}), 'openai').pipe(toArray()));
+    const emitted = await lastValueFrom(responder.json(reply, { events$, telemetry, abandon }, () => ({}), 'openai').pipe(toArray()));
 
     expect(emitted).toEqual([]);
     expect(subscribed).toBe(0);
+    expect(abandoned).toBe(1);
     expect(lifecycle.inFlight).toBe(0);
   });
 
@@ -54,7 +57,7 @@ describe('StreamResponder', () => {
       throw new Error('cannot encode');
     };
 
-    const outcome = await lastValueFrom(responder.json(reply, { events$, telemetry: new GenerationTelemetry('chat') }, toBody, 'anthropic').pipe(toArray())).catch(
+    const outcome = await lastValueFrom(responder.json(reply, { events$, telemetry: new GenerationTelemetry('chat'), abandon: () => undefined }, toBody, 'anthropic').pipe(toArray())).catch(
       (error: Error) => error.message,
     );
 

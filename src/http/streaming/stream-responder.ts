@@ -40,11 +40,13 @@ export class StreamResponder {
 
   sse(
     reply: FastifyReply,
-    { events$, telemetry }: AcceptedGeneration,
+    { events$, telemetry, abandon }: AcceptedGeneration,
     encode: OperatorFunction<StreamEvent, SseFrame>,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
-      const opened = this.openSse(reply, () => subscriber.complete());
+      // A client already gone (it hung up while a guard asked its store, or while the prompt was
+      // counted) starts no work, and gives its admission place back.
+      const opened = this.openSse(reply, () => subscriber.complete(), abandon);
       if (opened === undefined) return;
       const { response, writer, onClose } = opened;
       let failure: unknown;
@@ -82,14 +84,16 @@ export class StreamResponder {
 
   json(
     reply: FastifyReply,
-    { events$ }: AcceptedGeneration,
+    { events$, abandon }: AcceptedGeneration,
     toBody: (result: GenerationResult) => unknown | Promise<unknown>,
     dialect: ErrorDialect,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
       this.trackInFlight(reply.raw);
-      // A client already gone (it hung up while a guard asked its store) starts no work.
+      // A client already gone (it hung up while a guard asked its store) starts no work, and
+      // gives its admission place back.
       if (reply.raw.destroyed) {
+        abandon();
         subscriber.complete();
         return;
       }
@@ -147,7 +151,9 @@ export class StreamResponder {
       const opened = this.openSse(reply, () => subscriber.complete());
       if (opened === undefined) return;
       const { response, writer, onClose } = opened;
-      const source = this.config.keepalive.mode === 'comments' ? frames$.pipe(keepaliveComments(this.config.keepalive.intervalMs)) : frames$;
+      // A shutdown's drain deadline cuts a follower too (the client resumes on another replica).
+      const followed = frames$.pipe(this.lifecycle.endAtDrainDeadline());
+      const source = this.config.keepalive.mode === 'comments' ? followed.pipe(keepaliveComments(this.config.keepalive.intervalMs)) : followed;
       const framesSubscription = source.subscribe({
         next: (frame) => writer.write(frame),
         error: () => {
@@ -179,14 +185,19 @@ export class StreamResponder {
   /**
    * Takes the raw response and opens the SSE stream on it; `end` is called when the client is
    * gone (hung up, or dropped for not reading), which ends the exchange and cancels the work
-   * behind it. Undefined, and `end` called, when the client was already gone (it hung up while
-   * a guard asked its store, or while the prompt was counted): no work starts.
+   * behind it. Undefined, and `abandon` then `end` called, when the client was already gone (it
+   * hung up while a guard asked its store, or while the prompt was counted): no work starts.
    */
-  private openSse(reply: FastifyReply, end: () => void): { response: ServerResponse; writer: SseWriter; onClose: () => void } | undefined {
+  private openSse(
+    reply: FastifyReply,
+    end: () => void,
+    abandon?: () => void,
+  ): { response: ServerResponse; writer: SseWriter; onClose: () => void } | undefined {
     reply.hijack();
     const response = reply.raw;
     this.trackInFlight(response);
     if (response.destroyed) {
+      abandon?.();
       end();
       return undefined;
     }

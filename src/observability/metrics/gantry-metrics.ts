@@ -86,6 +86,8 @@ export class GantryMetrics {
       labelNames: ['model'],
       registers: [this.registry],
       collect() {
+        // Reset first: a model a reload removed leaves the gauge.
+        this.reset();
         for (const model of models.list()) this.set({ model: model.config.name }, model.admission.queued);
       },
     });
@@ -95,6 +97,8 @@ export class GantryMetrics {
       labelNames: ['model'],
       registers: [this.registry],
       collect() {
+        // Reset first: a model a reload removed leaves the gauge.
+        this.reset();
         for (const model of models.list()) this.set({ model: model.config.name }, model.admission.running);
       },
     });
@@ -103,6 +107,8 @@ export class GantryMetrics {
       help: '1 when an upstream replica passes its health checks, else 0.',
       labelNames: ['model', 'replica'],
       registers: [this.registry],
+      // With workers, each checks the replica: healthy for the instance when every worker says so.
+      aggregator: 'min',
       collect() {
         this.reset();
         for (const [model, engine] of httpEngines(models)) {

@@ -1,0 +1,39 @@
+import type { Observable } from 'rxjs';
+import type { AdmissionLimits, QueueWait } from './admission-queue.js';
+
+/**
+ * One accepted request's place in a model's admission: a slot, or a place in the queue. Taken at
+ * acceptance, so that a refusal is known before the stream opens.
+ */
+export interface AdmissionTicket {
+  /**
+   * Runs `work$` once the request holds a slot (at once if it already does); the place is given
+   * back when the work completes, fails or is unsubscribed (a hang-up leaves the queue at once).
+   * `onAdmitted` is called when the slot is taken (queue time ends).
+   */
+  run<T>(work$: Observable<T>, onAdmitted?: () => void): Observable<T>;
+  /** Gives the place back without running anything (the stream never opened); idempotent. */
+  release(): void;
+}
+
+/**
+ * A model's admission: at most `limits.maxConcurrency` requests run, at most `limits.maxQueue`
+ * wait, in FIFO order. Held in this process (AdmissionQueue) or, with several workers, by the
+ * primary for the whole instance; `running` and `queued` are this process's share.
+ */
+export interface ModelAdmission {
+  readonly limits: AdmissionLimits;
+  readonly running: number;
+  readonly queued: number;
+  /** Every wait of a request of this process as it ends: admitted, abandoned or timed out. */
+  readonly waits$: Observable<QueueWait>;
+  /** A place for one request, or a refusal (`overloaded`, `queue_full`) when there is none. */
+  reserve(model: string): AdmissionTicket | Promise<AdmissionTicket>;
+  /** New limits from a reloaded configuration; requests already holding a place keep it. */
+  setLimits(limits: AdmissionLimits): void;
+}
+
+/** Makes each model's admission: in this process by default, through the primary in a worker. */
+export abstract class AdmissionCoordinator {
+  abstract admissionFor(model: string, limits: AdmissionLimits): ModelAdmission;
+}

@@ -1,0 +1,307 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Stats } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import type { AdmissionLimits } from '../admission/admission-queue.js';
+import { ConfigError, loadConfig, type ConfigSources } from '../config/config-loader.js';
+import { keysNeedingRestart } from '../config/config-changes.js';
+import type { GatewayConfig } from '../config/gateway-config.js';
+import { admissionLimitsOf, type ModelChanges } from '../models/model-registry.js';
+import { watchConfigFile } from '../reload/config-file-watcher.js';
+import { refusedMessage, reloadedMessage, restartWarning } from '../reload/reload-messages.js';
+import { InstanceAdmission } from './instance-admission.js';
+import { InstanceLimits } from './instance-limits.js';
+import { IpcChannel } from './ipc-channel.js';
+import { serveAdmission, serveLimits } from './primary-handlers.js';
+import type { WorkerHello, WorkerReady } from './worker-protocol.js';
+
+export interface PrimaryOptions {
+  workers: number;
+  sources: ConfigSources;
+  /** `--watch-config`: re-read the file when it changes, as SIGHUP does. */
+  watch: boolean;
+  /** The file's status before it was read, so that a change during the start is not missed. */
+  since?: Stats;
+}
+
+/** How long a worker asked for its series may take before /metrics answers without them. */
+const COLLECT_TIMEOUT_MS = 2_000;
+/** After the drain deadline, how long workers get to exit before they are killed. */
+const EXIT_GRACE_MS = 15_000;
+/** A worker that dies within this of its start is restarted after a growing delay (up to 5 s). */
+const EARLY_DEATH_MS = 5_000;
+
+/** One worker as the primary sees it. */
+interface WorkerLink {
+  worker: Worker;
+  channel: IpcChannel;
+  pid: number;
+  forkedAt: number;
+  ready: boolean;
+  /** The configuration version it runs. */
+  version: number;
+}
+
+/**
+ * The primary of `server.workers: N > 1`: it forks N workers (each a whole gateway on the shared
+ * port), holds what the instance shares (every model's admission queue, the per-key limits of
+ * `store: memory`), sums the workers' metrics for whichever answers `GET /metrics`, restarts a
+ * worker that dies (its places and leases come back at once), re-reads the file on SIGHUP (or
+ * when it changes, with --watch-config) and has every worker apply it, and on SIGTERM or SIGINT
+ * drains every worker as one process drains itself, then exits 0.
+ */
+export function runPrimary(config: GatewayConfig, options: PrimaryOptions): void {
+  new Primary(config, options).start();
+}
+
+class Primary {
+  private readonly logger: Logger;
+  /** What the workers run: the configuration of the start, its models as last reloaded. */
+  private readonly running: GatewayConfig;
+  /** Bumped by every applied reload; a worker that started on an older one is brought up to date. */
+  private version = 0;
+  private readonly admission: InstanceAdmission;
+  private readonly limits = new InstanceLimits();
+  private readonly links = new Map<number, WorkerLink>();
+  private readonly registry = new Registry();
+  private readonly restarts: Counter;
+  private announced = false;
+  private stopping = false;
+  private exitCode = 0;
+  private earlyDeaths = 0;
+  private readonly pendingForks = new Set<NodeJS.Timeout>();
+  private reloads: Promise<unknown> = Promise.resolve();
+  private unwatch: () => void = () => undefined;
+
+  constructor(
+    config: GatewayConfig,
+    private readonly options: PrimaryOptions,
+  ) {
+    this.running = config;
+    this.logger = pino({ level: config.observability.logging.level }, pino.destination({ dest: 1, sync: true })).child({ context: 'Gantry' });
+    this.admission = new InstanceAdmission(this.limitsOf(config));
+    collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
+    const links = this.links;
+    new Gauge({
+      name: 'gantry_workers',
+      help: 'Worker processes serving the port.',
+      registers: [this.registry],
+      collect() {
+        this.set([...links.values()].filter((link) => link.ready).length);
+      },
+    });
+    this.restarts = new Counter({ name: 'gantry_worker_restarts_total', help: 'Workers started again after one died.', registers: [this.registry] });
+  }
+
+  start(): void {
+    // Signals first: one that comes while the workers are forked is the primary's to handle.
+    process.on('SIGTERM', () => this.shutdown());
+    process.on('SIGINT', () => this.shutdown());
+    process.on('SIGHUP', () => this.reload());
+    for (let index = 0; index < this.options.workers; index += 1) this.fork();
+    const file = this.options.sources.file;
+    if (this.options.watch && file !== undefined) this.unwatch = watchConfigFile(file, () => this.reload(), { since: this.options.since });
+  }
+
+  private fork(): void {
+    const worker = cluster.fork();
+    const channel = new IpcChannel(
+      (message) => {
+        if (!worker.isConnected()) throw new Error('the worker is gone');
+        worker.send(message);
+      },
+      (error, type) => this.logger.error(`Handling '${type}' from worker ${worker.process.pid} failed: ${(error as Error)?.stack ?? String(error)}`),
+    );
+    const link: WorkerLink = { worker, channel, pid: worker.process.pid ?? 0, forkedAt: Date.now(), ready: false, version: -1 };
+    this.links.set(worker.id, link);
+    worker.on('message', (message) => channel.receive(message));
+    // A message that could not be sent (the worker is exiting) is the exit's business, not a crash.
+    worker.on('error', () => undefined);
+    worker.on('exit', (code: number | null, signal: string | null) => void this.exited(link, code, signal));
+
+    channel.handle('hello', (): WorkerHello => {
+      link.version = this.version;
+      return { config: plain(this.running), origin: this.origin, version: this.version };
+    });
+    channel.on<WorkerReady>('ready', (ready) => this.ready(link, ready));
+    serveAdmission(channel, worker.id, this.admission);
+    serveLimits(channel, worker.id, this.limits);
+    channel.handle('metrics', () => this.metricsText());
+  }
+
+  private get origin(): string {
+    return this.options.sources.file ?? 'defaults';
+  }
+
+  private ready(link: WorkerLink, { port }: WorkerReady): void {
+    link.ready = true;
+    // A drain sent while it started came before it listened (IPC drops what no one listens to).
+    if (this.stopping) {
+      link.channel.notify('drain');
+      return;
+    }
+    // A reload applied while it started passed it by.
+    if (link.version !== this.version) void this.reloadWorker(link, plain(this.running), this.version);
+    if (this.announced) {
+      this.logger.info(`Worker ${link.pid} is serving.`);
+      return;
+    }
+    if ([...this.links.values()].some((other) => !other.ready)) return;
+    this.announced = true;
+    const { host } = this.running.server;
+    const models = this.running.models.map((model) => `${model.name} (${model.engine})`).join(', ');
+    process.stdout.write(`Gantry listening on http://${host}:${port} — models: ${models} — workers: ${this.options.workers}\n`);
+  }
+
+  private async exited(link: WorkerLink, code: number | null, signal: string | null): Promise<void> {
+    this.links.delete(link.worker.id);
+    link.channel.close();
+    const places = this.admission.releaseWorker(link.worker.id);
+    const leases = await this.limits.releaseWorker(link.worker.id);
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    if (this.stopping) {
+      if (code !== 0) this.exitCode = 1;
+      if (this.links.size === 0) this.exit();
+      return;
+    }
+    if (!this.announced) {
+      this.logger.error(`Worker ${link.pid} exited (${how}) before the instance was up; stopping.`);
+      this.exitCode = 1;
+      this.stopAll('SIGKILL');
+      return;
+    }
+    this.restarts.inc();
+    const early = Date.now() - link.forkedAt < EARLY_DEATH_MS;
+    this.earlyDeaths = early ? this.earlyDeaths + 1 : 0;
+    const delayMs = early ? Math.min(5_000, 100 * 2 ** (this.earlyDeaths - 1)) : 0;
+    this.logger.warn(
+      `Worker ${link.pid} exited (${how}): its open streams ended; ${places} admission place(s) and ${leases} key lease(s) came back. Starting another${delayMs > 0 ? ` in ${delayMs} ms` : ''}.`,
+    );
+    const timer = setTimeout(() => {
+      this.pendingForks.delete(timer);
+      if (!this.stopping) this.fork();
+    }, delayMs);
+    this.pendingForks.add(timer);
+  }
+
+  /** The first SIGTERM or SIGINT drains every worker; a second ends their open streams now. */
+  private shutdown(): void {
+    if (this.stopping) {
+      for (const link of this.links.values()) link.channel.notify('endNow');
+      return;
+    }
+    this.stopping = true;
+    this.unwatch();
+    for (const timer of this.pendingForks) clearTimeout(timer);
+    this.pendingForks.clear();
+    for (const link of this.links.values()) link.channel.notify('drain');
+    if (this.links.size === 0) return this.exit();
+    setTimeout(() => {
+      this.logger.error(`Workers still running ${this.running.shutdown.drainMs + EXIT_GRACE_MS} ms after the drain began; killing them.`);
+      this.exitCode = 1;
+      this.stopAll('SIGKILL');
+    }, this.running.shutdown.drainMs + EXIT_GRACE_MS).unref();
+  }
+
+  private stopAll(signal: NodeJS.Signals): void {
+    this.stopping = true;
+    for (const link of this.links.values()) link.worker.process.kill(signal);
+    if (this.links.size === 0) this.exit();
+  }
+
+  private exit(): never {
+    process.exit(this.exitCode);
+  }
+
+  /**
+   * Re-reads the file as a start reads it; a refused file changes nothing. Every serving worker
+   * applies it (its models), then the primary's admission limits follow; a worker that starts
+   * later gets it too.
+   */
+  private reload(): void {
+    if (this.stopping) return;
+    // A reload that throws is logged, never an unhandled rejection (which would end the instance).
+    this.reloads = this.reloads
+      .then(() => this.reloadNow())
+      .catch((error: unknown) => this.logger.error(`Configuration reload failed: ${(error as Error)?.stack ?? String(error)}`));
+  }
+
+  private async reloadNow(): Promise<void> {
+    const file = this.options.sources.file;
+    if (file === undefined) {
+      this.logger.warn('SIGHUP: there is no configuration file to re-read (start with --config FILE or GANTRY_CONFIG).');
+      return;
+    }
+    let next: GatewayConfig;
+    try {
+      next = loadConfig(this.options.sources);
+    } catch (error) {
+      this.logger.error(refusedMessage(error instanceof ConfigError ? error.message : (error as Error).message));
+      return;
+    }
+    const serving = [...this.links.values()].filter((link) => link.ready);
+    const version = this.version + 1;
+    const outcomes = await Promise.all(serving.map((link) => this.reloadWorker(link, plain(next), version)));
+    const applied = outcomes.filter((outcome) => outcome !== undefined);
+    if (serving.length > 0 && applied.length === 0) return;
+    const restartKeys = keysNeedingRestart(this.running, next);
+    this.running.models = next.models;
+    this.version = version;
+    this.admission.reconfigure(this.limitsOf(this.running));
+    // Workers that became ready while the others applied it.
+    for (const link of this.links.values()) {
+      if (link.ready && link.version !== version && !serving.includes(link)) void this.reloadWorker(link, plain(this.running), version);
+    }
+    const changes = applied[0] ?? { added: [], changed: [], removed: [] };
+    this.logger.info(reloadedMessage(file, changes, ` on ${applied.length} of ${serving.length} workers`));
+    if (restartKeys.length > 0) this.logger.warn(restartWarning(restartKeys));
+  }
+
+  /** Has one worker apply a configuration; resolves its changes, or undefined (logged) if it could not. */
+  private async reloadWorker(link: WorkerLink, config: unknown, version: number): Promise<ModelChanges | undefined> {
+    try {
+      const changes = await link.channel.call<ModelChanges>('reload', { config });
+      link.version = version;
+      return changes;
+    } catch (error) {
+      this.logger.error(`Worker ${link.pid} could not apply the configuration: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  /** Every serving worker's series and the primary's own, summed as Prometheus text. */
+  private async metricsText(): Promise<string> {
+    const serving = [...this.links.values()].filter((link) => link.ready);
+    const parts = await Promise.all(serving.map((link) => withTimeout(link.channel.call<MetricObjectWithValues<MetricValue<string>>[]>('collect'), COLLECT_TIMEOUT_MS)));
+    const collected = parts.filter((part) => part !== undefined);
+    collected.push(await this.registry.getMetricsAsJSON());
+    return AggregatorRegistry.aggregate(collected).metrics();
+  }
+
+  /** The admission limits the primary's configuration gives each model (engines it does not build count as unlimited). */
+  private limitsOf(config: GatewayConfig): (model: string) => AdmissionLimits | undefined {
+    const byName = new Map(config.models.map((model) => [model.name, admissionLimitsOf(model)]));
+    return (model) => byName.get(model);
+  }
+}
+
+/** A configuration as plain JSON, to be validated again on the other side. */
+function plain(config: GatewayConfig): unknown {
+  return JSON.parse(JSON.stringify(config));
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), timeoutMs);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      },
+    );
+  });
+}

@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
+import { MemoryResponseStore } from './memory-response-store.js';
+import { ResponseScope } from './response-scope.js';
+import type { ResponseObject } from './response-store.js';
+import { StoredResponses } from './stored-responses.js';
+
+const NO_METRICS = { responseStoreErrors: { inc: () => undefined } } as never;
+const request = (fields: Record<string, unknown>) => ({ model: 'stub', input: 'hi', ...fields }) as unknown as ResponsesRequestDto;
+const answer = (id: string): ResponseObject => ({
+  id,
+  object: 'response',
+  status: 'completed',
+  created_at: Math.floor(Date.now() / 1000),
+  completed_at: Math.floor(Date.now() / 1000),
+  output: [{ id: `msg_${id}`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `answer ${id}` }] }],
+});
+
+describe('StoredResponses', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('writes again the responses of a conversation being continued, so that it outlives the TTL of its first turn', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const store = new MemoryResponseStore({ ttlSeconds: 100, now: () => Date.now() });
+    const stored = new StoredResponses(store, NO_METRICS, undefined, { ttlSeconds: 100 });
+    await stored.keep(await stored.prepare(request({})), answer('resp_first'));
+
+    vi.advanceTimersByTime(60_000);
+    const second = await stored.prepare(request({ previous_response_id: 'resp_first' }));
+    await stored.keep(second, answer('resp_second'));
+    // 120 s after the first turn was written: alive, because continuing it at 60 s wrote it again.
+    vi.advanceTimersByTime(60_000);
+    const third = await stored.prepare(request({ previous_response_id: 'resp_second', input: 'again' }));
+    expect(third.body.input).toHaveLength(5);
+    expect((await stored.retrieve(ResponseScope.OPEN, 'resp_first')).response).not.toHaveProperty('gantry_refreshed_at');
+    await store.close();
+  });
+
+  it('keeps each API key to its own responses', async () => {
+    const store = new MemoryResponseStore();
+    const stored = new StoredResponses(store, NO_METRICS);
+    const [a, b] = [ResponseScope.ofKey('key-a'), ResponseScope.ofKey('key-b')];
+    await stored.keep(await stored.prepare(request({}), a), answer('resp_shared_id'));
+    expect((await stored.retrieve(a, 'resp_shared_id')).response.id).toBe('resp_shared_id');
+    await expect(stored.retrieve(b, 'resp_shared_id')).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(stored.prepare(request({ input: [{ type: 'item_reference', id: 'msg_resp_shared_id' }] }), b)).rejects.toMatchObject({ kind: 'invalid_request' });
+    await store.close();
+  });
+});
