@@ -6,8 +6,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayConfig } from './config/gateway-config.js';
 import { GatewayModule } from './gateway.module.js';
-import { GenerationRoutes } from './http/routes/generation-routes.js';
-import { mountDirectRoutes } from './http/routes/mount-direct-routes.js';
+import { mountGenerationRoutes } from './http/routes/mount-generation-routes.js';
 import { RequestValidationPipe } from './http/validation/request-validation.pipe.js';
 import { GantryLogger } from './observability/logging/gantry-logger.js';
 import { requestIdOf } from './observability/logging/request-id.js';
@@ -71,7 +70,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   app.useBodyParser('application/json', { bodyLimit: server.bodyLimitBytes }, jsonParser);
   app.useBodyParser(JSON_SUFFIX_MEDIA_TYPE, { bodyLimit: server.bodyLimitBytes }, jsonParser);
   app.useGlobalPipes(new RequestValidationPipe());
-  mountDirectRoutes(app, [GenerationRoutes]);
+  mountGenerationRoutes(app);
   // Every answer, SSE included (the SSE writer copies these headers), names its request.
   const fastify = adapter.getInstance();
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -8,9 +8,10 @@ import { ObservabilityModule, type ObservabilityOptions } from './observability/
 import { StoredResponsesModule } from './stored-responses/stored-responses.module.js';
 
 /**
- * The gateway, assembled from a validated configuration, plus any plugin modules. Guards run in
- * import order: drain, then auth. `providers` are offered to every module (a worker of several
- * provides the primary's admission, limit store and metrics this way).
+ * The gateway, assembled from a validated configuration, plus any plugin modules. Nest's routes
+ * run the global guards in import order: drain, then auth (the generation routes run the same two
+ * in that order, mount-generation-routes.ts). `providers` are offered to every module (a worker
+ * of several provides the primary's admission, limit store and metrics this way).
  */
 @Module({})
 export class GatewayModule {

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isMetricsPath, isProbePath, isStoredResponsePath, pathOf } from '../routing/probe-paths.js';
+import type { RequestGuard } from '../routing/request-guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
 import { KeyLimiter } from './key-limiter.js';
 
@@ -13,18 +14,21 @@ import { KeyLimiter } from './key-limiter.js';
  * SDKs). Refusals are 401s in the client's protocol shape; the key is never logged or echoed.
  */
 @Injectable()
-export class ApiKeyGuard implements CanActivate {
+export class ApiKeyGuard implements CanActivate, RequestGuard {
   constructor(
     @Inject(GatewayConfig) private readonly config: GatewayConfig,
     @Inject(ApiKeyRing) private readonly ring: ApiKeyRing,
     @Inject(KeyLimiter) private readonly limiter: KeyLimiter,
   ) {}
 
-  /** Synchronous unless a per-key limit has to ask its store. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (this.ring.isOpen) return true;
     const http = context.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
+    return this.check(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+  }
+
+  /** Synchronous unless a per-key limit has to ask its store. */
+  check(request: FastifyRequest, reply: FastifyReply): boolean | Promise<boolean> {
+    if (this.ring.isOpen) return true;
     const path = pathOf(request.url);
     if (isProbePath(path) && !this.config.auth.protectHealth) return true;
     if (isMetricsPath(path) && !this.config.auth.protectMetrics) return true;
@@ -38,7 +42,7 @@ export class ApiKeyGuard implements CanActivate {
     const keyId = this.ring.identify(presented);
     if (keyId === undefined) throw new GatewayError('authentication', 'Invalid API key.', { code: 'invalid_api_key' });
     if (!this.limiter.isActive) return true;
-    return this.limiter.admit(keyId, http.getResponse<FastifyReply>().raw, !isStoredResponsePath(path)).then(() => true);
+    return this.limiter.admit(keyId, reply.raw, !isStoredResponsePath(path)).then(() => true);
   }
 }
 

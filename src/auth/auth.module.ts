@@ -38,7 +38,8 @@ function createLimitStore(limits: KeyLimitsConfig | undefined, instance: Instanc
       useFactory: (config: GatewayConfig, instance: InstanceLimitStore | undefined) => createLimitStore(config.auth.limits, instance),
     },
     KeyLimiter,
-    { provide: APP_GUARD, useClass: ApiKeyGuard },
+    ApiKeyGuard,
+    { provide: APP_GUARD, useExisting: ApiKeyGuard },
   ],
   // Stored responses are kept per API key, and a background run holds its key's stream slot.
   exports: [ApiKeyRing, KeyLimiter],

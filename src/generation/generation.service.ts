@@ -12,7 +12,7 @@ import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from 
 /**
  * A generation accepted for a model: nothing runs until `events$` is subscribed. Each event is
  * already folded into `telemetry` when it comes out of `events$`, so every consumer (the
- * responder, the interceptors) reads counters that include it.
+ * responder, the interceptors' hooks) reads counters that include it.
  */
 export interface AcceptedGeneration {
   events$: Observable<EngineEvent>;
@@ -31,7 +31,7 @@ interface Acceptance {
 }
 
 export interface AcceptOptions {
-  /** The request's telemetry, made by its route on arrival (attachTelemetry). */
+  /** The request's telemetry, made by the generation pipeline on arrival. */
   telemetry: GenerationTelemetry;
   stream: boolean;
   /** The client protocol's names for the limited fields, used in refusals. */

@@ -11,11 +11,17 @@ import { StoredResponsesController } from './routes/stored-responses.controller.
 import { StreamResponder } from './streaming/stream-responder.js';
 
 /**
- * The HTTP surface: the generation routes (mounted on Fastify by mountDirectRoutes, see there
+ * The HTTP surface: the generation routes (mounted on Fastify by mountGenerationRoutes, see there
  * why), the other routes as Nest controllers, the shared responder and the error filter.
  */
 @Module({
   controllers: [CountTokensController, ModelsController, HealthController, ReadinessController, StoredResponsesController],
-  providers: [GenerationService, StreamResponder, GenerationRoutes, { provide: APP_FILTER, useClass: ProtocolExceptionFilter }],
+  providers: [
+    GenerationService,
+    StreamResponder,
+    GenerationRoutes,
+    ProtocolExceptionFilter,
+    { provide: APP_FILTER, useExisting: ProtocolExceptionFilter },
+  ],
 })
 export class HttpModule {}

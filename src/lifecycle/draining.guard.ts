@@ -2,6 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import { isMetricsPath, isProbePath, pathOf } from '../routing/probe-paths.js';
+import type { RequestGuard } from '../routing/request-guard.js';
 import { LifecycleService } from './lifecycle.service.js';
 
 /**
@@ -10,15 +11,19 @@ import { LifecycleService } from './lifecycle.service.js';
  * Probes and metrics keep answering: `/ready` reports the drain itself.
  */
 @Injectable()
-export class DrainingGuard implements CanActivate {
+export class DrainingGuard implements CanActivate, RequestGuard {
   constructor(@Inject(LifecycleService) private readonly lifecycle: LifecycleService) {}
 
   canActivate(context: ExecutionContext): boolean {
-    if (!this.lifecycle.isDraining) return true;
     const http = context.switchToHttp();
-    const path = pathOf(http.getRequest<FastifyRequest>().url);
+    return this.check(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+  }
+
+  check(request: FastifyRequest, reply: FastifyReply): boolean {
+    if (!this.lifecycle.isDraining) return true;
+    const path = pathOf(request.url);
     if (isProbePath(path) || isMetricsPath(path)) return true;
-    void http.getResponse<FastifyReply>().header('connection', 'close');
+    void reply.header('connection', 'close');
     throw new GatewayError('unavailable', 'Gantry is shutting down; retry on another replica.', {
       code: 'shutting_down',
       retryAfterSeconds: 1,

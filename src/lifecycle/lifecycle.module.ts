@@ -6,7 +6,7 @@ import { LifecycleService } from './lifecycle.service.js';
 /** Shutdown state for every module (readiness, the responder's drain deadline) and the 503 guard. */
 @Global()
 @Module({
-  providers: [LifecycleService, { provide: APP_GUARD, useClass: DrainingGuard }],
+  providers: [LifecycleService, DrainingGuard, { provide: APP_GUARD, useExisting: DrainingGuard }],
   exports: [LifecycleService],
 })
 export class LifecycleModule {}

@@ -1,9 +1,8 @@
-import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
+import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
-import type { GenerationTelemetry } from './generation-telemetry.js';
-import { telemetryOf } from './request-telemetry.js';
+import type { GenerationTelemetry, LifecycleSignal } from './generation-telemetry.js';
 
 /**
  * How a generation request ended:
@@ -26,28 +25,37 @@ export interface ObservedRequest {
 }
 
 /**
- * The plug-in point for observability: a Nest interceptor that sees every engine event of every
- * generation request (Chat Completions, Responses, Messages), plus the lifecycle moments that
- * are not events (accepted, admitted, heartbeat). A generation request is one whose route
- * attached its telemetry (request-telemetry.ts); every other request passes through untouched.
- * Subclasses override the hooks they need and register as `APP_INTERCEPTOR` providers; they never
+ * The hooks of a list of interceptors, run as one for each generation request (made once, by
+ * `GenerationInterceptor.chain`). The generation routes call them; nothing else does.
+ */
+export interface GenerationHooks {
+  /** After the guards let the request in, before its body is validated. */
+  start(telemetry: GenerationTelemetry, request: ObservedRequest): void;
+  signal(telemetry: GenerationTelemetry, signal: LifecycleSignal): void;
+  event(telemetry: GenerationTelemetry, event: EngineEvent): void;
+  /** Once per request that started. */
+  end(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void;
+}
+
+/**
+ * The plug-in point for observability and plugins: hooks that see every generation request
+ * (Chat Completions, Responses, Messages) that the guards let in, every engine event it emits,
+ * the lifecycle moments that are not events (accepted, admitted, heartbeat), and how it ended.
+ * Subclasses override the hooks they need and are registered as providers of any module (a
+ * plugin's included); the generation routes find them all when the gateway is built. They never
  * touch engines or encoders. Hooks must not throw: they run inside the response stream.
  *
- * One interceptor may also run the hooks of several (`ObservabilityInterceptor` hosts the built-in
- * metrics, tracing and request log): each Nest interceptor costs every request an operator layer
- * and a subscriber, and every event a hop through them. Hosted hooks run as if each were its own
- * interceptor, the first one outermost: `onStart` and the lifecycle hooks in list order, `onEvent`
- * and `onEnd` in reverse (inner interceptors see an event, and the end, first).
+ * Several interceptors run as if each wrapped the next, the first one outermost: `onStart` and
+ * the lifecycle hooks in list order, `onEvent` and `onEnd` in reverse (inner ones see an event,
+ * and the end, first). Gantry's own come first (request log, metrics, tracing), then plugins'.
+ *
+ * It is also a Nest interceptor that lets everything through, so that a plugin registered as an
+ * `APP_INTERCEPTOR` still loads: Nest's own routes carry no generation. Not itself `@Injectable()`,
+ * so that a subclass without a constructor of its own is made with no arguments.
  */
-@Injectable()
 export abstract class GenerationInterceptor implements NestInterceptor {
-  /** Whose hooks run, outermost first: this interceptor's own unless it hosts others. */
-  private readonly hosted: readonly GenerationInterceptor[];
-
-  /** `_reflector` is not read: it stays first so that plugins written as `super(reflector)` still construct. */
-  constructor(_reflector?: Reflector, hosted?: readonly GenerationInterceptor[]) {
-    this.hosted = hosted ?? [this];
-  }
+  /** `_reflector` is not read: it stays so that plugins written as `super(reflector)` still construct. */
+  constructor(_reflector?: Reflector) {}
 
   protected onStart(_telemetry: GenerationTelemetry, _request: ObservedRequest): void {}
   protected onAccepted(_telemetry: GenerationTelemetry): void {}
@@ -56,47 +64,31 @@ export abstract class GenerationInterceptor implements NestInterceptor {
   protected onEvent(_telemetry: GenerationTelemetry, _event: EngineEvent): void {}
   protected onEnd(_telemetry: GenerationTelemetry, _outcome: GenerationOutcome): void {}
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context.switchToHttp().getRequest<ObservedRequest>();
-    const telemetry = telemetryOf(request);
-    if (telemetry === undefined) return next.handle();
-    const hosted = this.hosted;
-    for (const hooks of hosted) hooks.onStart(telemetry, request);
-    const stopListening = telemetry.onSignal((signal) => {
-      for (const hooks of hosted) {
-        if (signal === 'accepted') hooks.onAccepted(telemetry);
-        else if (signal === 'admitted') hooks.onAdmitted(telemetry);
-        else hooks.onHeartbeat(telemetry);
-      }
-    });
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle();
+  }
 
-    let ended = false;
-    const end = (outcome: GenerationOutcome) => {
-      if (ended) return;
-      ended = true;
-      stopListening();
-      for (let index = hosted.length - 1; index >= 0; index -= 1) hosted[index].onEnd(telemetry, outcome);
+  /** The hooks of `interceptors`, the first one outermost, as one set of calls: nothing per request. */
+  static chain(interceptors: readonly GenerationInterceptor[]): GenerationHooks {
+    const list = [...interceptors];
+    const last = list.length - 1;
+    return {
+      start(telemetry, request) {
+        for (const hooks of list) hooks.onStart(telemetry, request);
+      },
+      signal(telemetry, signal) {
+        for (const hooks of list) {
+          if (signal === 'accepted') hooks.onAccepted(telemetry);
+          else if (signal === 'admitted') hooks.onAdmitted(telemetry);
+          else hooks.onHeartbeat(telemetry);
+        }
+      },
+      event(telemetry, event) {
+        for (let index = last; index >= 0; index -= 1) list[index].onEvent(telemetry, event);
+      },
+      end(telemetry, outcome) {
+        for (let index = last; index >= 0; index -= 1) list[index].onEnd(telemetry, outcome);
+      },
     };
-    // One subscriber for all hosted hooks (not tap + finalize): it sees every event of every stream.
-    return new Observable<unknown>((subscriber) => {
-      const subscription = next.handle().subscribe({
-        next: (event) => {
-          for (let index = hosted.length - 1; index >= 0; index -= 1) hosted[index].onEvent(telemetry, event as EngineEvent);
-          subscriber.next(event);
-        },
-        error: (error: unknown) => {
-          end({ kind: telemetry.accepted ? 'failed' : 'rejected', error });
-          subscriber.error(error);
-        },
-        complete: () => {
-          end(telemetry.finishReason !== undefined ? { kind: 'completed' } : { kind: 'client_closed' });
-          subscriber.complete();
-        },
-      });
-      return () => {
-        subscription.unsubscribe();
-        end({ kind: 'client_closed' });
-      };
-    });
   }
 }

@@ -10,8 +10,8 @@ export type LifecycleSignal = 'accepted' | 'admitted' | 'heartbeat';
 /**
  * What is known about one generation request as it runs: identity (API, model, engine), the
  * moments that matter (arrival, admission, first and latest output) and the running counters.
- * One instance per HTTP request: its route makes it on arrival and attaches it to the request
- * (request-telemetry.ts) for the interceptors, and hands it to GenerationService.accept, which
+ * One instance per HTTP request: the generation pipeline makes it on arrival, hands it to the
+ * interceptors' hooks and to the route, which hands it to GenerationService.accept, which
  * records acceptance, admission and every engine event. Metrics, traces and logs read the same one.
  * Times are `performance.now()` milliseconds.
  */

@@ -1,15 +1,15 @@
 import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { GantryLogger } from './logging/gantry-logger.js';
 import { gantryLoggerModule } from './logging/logging.module.js';
 import { RequestLogInterceptor } from './logging/request-log.interceptor.js';
 import type { GenerationInterceptor } from './generation-interceptor.js';
+import { GenerationInterceptors } from './generation-interceptors.js';
 import { GantryMetrics } from './metrics/gantry-metrics.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { MetricsInterceptor } from './metrics/metrics.interceptor.js';
-import { ObservabilityInterceptor } from './observability.interceptor.js';
 import { GantryTracer, SpanExporterOverride } from './tracing/gantry-tracer.js';
 import { TracingInterceptor } from './tracing/tracing.interceptor.js';
 
@@ -21,8 +21,8 @@ export interface ObservabilityOptions {
 }
 
 /**
- * Request logs, metrics and tracing, each a GenerationInterceptor, all hosted by one global
- * ObservabilityInterceptor (the request log outermost, as when each was its own interceptor).
+ * Request logs, metrics and tracing, each a GenerationInterceptor (the request log outermost),
+ * and `GenerationInterceptors`, which lists them with those of plugins for the generation routes.
  * What is switched off in the configuration is not registered at all, so it costs nothing.
  * GantryMetrics is exported for plugins that add metrics of their own.
  */
@@ -30,28 +30,28 @@ export interface ObservabilityOptions {
 export class ObservabilityModule {
   static forRoot(config: GatewayConfig, options: ObservabilityOptions = {}): DynamicModule {
     const { metrics, tracing } = config.observability;
-    const hosted: Array<Type<GenerationInterceptor>> = [RequestLogInterceptor];
-    if (metrics.enabled) hosted.push(MetricsInterceptor);
+    const builtIn: Array<Type<GenerationInterceptor>> = [RequestLogInterceptor];
+    if (metrics.enabled) builtIn.push(MetricsInterceptor);
     const providers: Provider[] = [GantryMetrics, GantryLogger];
     if (tracing.exporter !== 'none' || options.spanExporter) {
-      hosted.push(TracingInterceptor);
+      builtIn.push(TracingInterceptor);
       providers.push(GantryTracer, {
         provide: SpanExporterOverride,
         useValue: options.spanExporter ? { exporter: options.spanExporter } : null,
       });
     }
-    providers.push(...hosted, {
-      provide: APP_INTERCEPTOR,
-      useFactory: (...interceptors: GenerationInterceptor[]) => new ObservabilityInterceptor(interceptors),
-      inject: hosted,
+    providers.push(...builtIn, {
+      provide: GenerationInterceptors,
+      useFactory: (discovery: DiscoveryService, ...builtIn: GenerationInterceptor[]) => new GenerationInterceptors(discovery, builtIn),
+      inject: [DiscoveryService, ...builtIn],
     });
     return {
       module: ObservabilityModule,
       global: true,
-      imports: [gantryLoggerModule(config.observability.logging, options.logDestination)],
+      imports: [DiscoveryModule, gantryLoggerModule(config.observability.logging, options.logDestination)],
       controllers: metrics.enabled ? [MetricsController] : [],
       providers,
-      exports: [GantryMetrics, GantryLogger],
+      exports: [GantryMetrics, GantryLogger, GenerationInterceptors],
     };
   }
 }

@@ -4,8 +4,9 @@ import type { DynamicModule, Type } from '@nestjs/common';
 
 /**
  * Loads operator plugins: ES modules whose default export is a Nest module (a class or a dynamic
- * module). A plugin registers its own providers, typically `APP_INTERCEPTOR`s extending
- * GenerationInterceptor, so operators extend Gantry without editing it. Paths are relative to
+ * module). A plugin registers its own providers, typically GenerationInterceptor subclasses (the
+ * generation routes find them among every module's providers), so operators extend Gantry
+ * without editing it. Paths are relative to
  * the working directory.
  */
 export async function loadPlugins(paths: readonly string[]): Promise<Array<Type<unknown> | DynamicModule>> {

@@ -22,23 +22,23 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /**
  * Every error answered before a stream opens goes through here and leaves in the shape of the
  * protocol its path speaks. Once headers are out, errors travel in-band (the encoders' job), so
- * this filter stays silent for them. Returns `true` (handled): outside Nest's HTTP router (the
- * generation routes), a filter that returns nothing counts as one that did not handle the error.
+ * this filter stays silent for them. Nest's routes reach it as their exception filter
+ * (`APP_FILTER`); the generation routes call `answer` directly.
  */
 @Catch()
 export class ProtocolExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Gantry');
 
-  catch(exception: unknown, host: ArgumentsHost): true {
+  catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const reply = http.getResponse<FastifyReply>();
-    const request = http.getRequest<FastifyRequest>();
-    if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return true;
+    this.answer(exception, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+  }
 
+  answer(exception: unknown, request: FastifyRequest, reply: FastifyReply): void {
+    if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
     const error = this.toGatewayError(exception, request, reply);
     const rendered = renderError(error, dialectOfPath(request.url));
     void reply.status(rendered.status).headers(rendered.headers).send(rendered.body);
-    return true;
   }
 
   private toGatewayError(exception: unknown, request: FastifyRequest, reply: FastifyReply): GatewayError {

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { defer, merge, mergeMap, type Observable } from 'rxjs';
+import { merge, type Observable } from 'rxjs';
 import { GatewayConfig } from '../../config/gateway-config.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { GenerationService } from '../../generation/generation.service.js';
-import { attachTelemetry, telemetryOf } from '../../observability/request-telemetry.js';
 import { MessagesRequestDto } from '../../protocols/anthropic-messages/messages-request.dto.js';
 import { MESSAGES_PROTOCOL } from '../../protocols/anthropic-messages/messages-protocol.js';
 import { CHAT_PROTOCOL } from '../../protocols/openai-chat/chat-protocol.js';
@@ -19,26 +18,18 @@ import { followedFrames } from '../../stored-responses/stored-frames.js';
 import type { ResponseObject } from '../../stored-responses/response-store.js';
 import { storedResponsesProtocol } from '../../stored-responses/stored-responses-protocol.js';
 import { StoredResponses, type PreparedResponse } from '../../stored-responses/stored-responses.js';
+import { afterPromise } from '../../streaming/after-promise.js';
 import { StreamResponder } from '../streaming/stream-responder.js';
-import { DirectBody, DirectExchange, DirectPost, type HttpExchange } from './direct-route.decorator.js';
-import { validated } from './validated-body.js';
+import type { GenerationExchange, GenerationRoute } from './generation-pipeline.js';
 
 /**
- * The route of a generation API: `POST {path}`. Its telemetry, under the API's name, is attached
- * to the request on arrival, before guards and interceptors run (the generation interceptors
- * watch the requests that carry one).
- */
-function ServesProtocol(protocol: Pick<ProtocolDescriptor, 'api' | 'path'>): MethodDecorator {
-  return DirectPost(protocol.path, (request) => attachTelemetry(request, protocol.api));
-}
-
-/**
- * The three generation APIs, served by one handler (`serve`) that their protocol descriptors
- * drive. Each route is a method only so that its body's class is declared (Nest's pipes validate
- * the body as its parameter's type) and its metadata has a handler to sit on.
+ * The three generation routes, served by one handler (`serve`) that their protocol descriptors
+ * drive; mountGenerationRoutes puts them on Fastify with the guards, validation, hooks and error
+ * answer around them (generation-pipeline.ts).
  */
 @Injectable()
 export class GenerationRoutes {
+  readonly routes: readonly GenerationRoute[];
   private readonly settings: ProtocolSettings;
 
   constructor(
@@ -50,32 +41,26 @@ export class GenerationRoutes {
     @Inject(GatewayConfig) config: GatewayConfig,
   ) {
     this.settings = { reasoningCipher: ReasoningCipher.fromSecret(config.responses.encryptionKey) };
-  }
-
-  @ServesProtocol(CHAT_PROTOCOL)
-  chatCompletions(@DirectBody() body: ChatCompletionRequestDto, @DirectExchange() http: HttpExchange): Observable<EngineEvent> {
-    return this.serve(CHAT_PROTOCOL, validated(body, ChatCompletionRequestDto), http);
+    this.routes = [
+      route({ protocol: CHAT_PROTOCOL, body: ChatCompletionRequestDto, handle: (body, exchange) => this.serve(CHAT_PROTOCOL, body, exchange) }),
+      route({ protocol: RESPONSES_PROTOCOL, body: ResponsesRequestDto, handle: (body, exchange) => this.responses(body, exchange) }),
+      route({ protocol: MESSAGES_PROTOCOL, body: MessagesRequestDto, handle: (body, exchange) => this.serve(MESSAGES_PROTOCOL, body, exchange) }),
+    ];
   }
 
   /**
    * Responses reads the stored state a request names first (a refusal is a 400 or 503 before
    * anything runs), then serves it as a stream, a body, or a background run.
    */
-  @ServesProtocol(RESPONSES_PROTOCOL)
-  responses(@DirectBody() body: ResponsesRequestDto, @DirectExchange() http: HttpExchange): Observable<EngineEvent> {
-    const request = validated(body, ResponsesRequestDto);
-    if (!this.stored.enabled) return this.serve(RESPONSES_PROTOCOL, request, http);
-    return defer(() => this.stored.prepare(request, this.stored.scopeOf(http.request.headers))).pipe(
-      mergeMap((prepared) => {
+  private responses(request: ResponsesRequestDto, exchange: GenerationExchange): Observable<EngineEvent> {
+    if (!this.stored.enabled) return this.serve(RESPONSES_PROTOCOL, request, exchange);
+    return afterPromise(
+      () => this.stored.prepare(request, this.stored.scopeOf(exchange.request.headers)),
+      (prepared) => {
         const protocol = storedResponsesProtocol(prepared, this.stored);
-        return prepared.keeping.background ? this.runInBackground(protocol, prepared, request, http) : this.serve(protocol, request, http);
-      }),
+        return prepared.keeping.background ? this.runInBackground(protocol, prepared, request, exchange) : this.serve(protocol, request, exchange);
+      },
     );
-  }
-
-  @ServesProtocol(MESSAGES_PROTOCOL)
-  messages(@DirectBody() body: MessagesRequestDto, @DirectExchange() http: HttpExchange): Observable<EngineEvent> {
-    return this.serve(MESSAGES_PROTOCOL, validated(body, MessagesRequestDto), http);
   }
 
   /**
@@ -87,12 +72,11 @@ export class GenerationRoutes {
     protocol: ProtocolDescriptor<ResponsesRequestDto, ResponseEnvelope>,
     prepared: PreparedResponse,
     body: ResponsesRequestDto,
-    { request: httpRequest, reply }: HttpExchange,
+    { reply, telemetry }: GenerationExchange,
   ): Observable<EngineEvent> {
-    const telemetry = telemetryOf(httpRequest)!;
     const request = protocol.decode(body, this.settings);
     const names = protocol.fieldNames(body);
-    return defer(async () => {
+    const start = async () => {
       // A background run always streams: its events go to the log, whoever follows them.
       const accepted = await this.generations.accept(request, { telemetry, stream: true, names });
       let envelope: ResponseEnvelope;
@@ -113,15 +97,14 @@ export class GenerationRoutes {
       const run = this.backgroundRuns.start({ response, events$: accepted.events$, encode, telemetry, scope: prepared.scope, onEnd });
       await run.opened;
       return { response, run };
-    }).pipe(
-      // The request ends, for the interceptors, when its run does: they see the run's events.
-      mergeMap(({ response, run }) =>
-        merge(
-          body.stream === true
-            ? this.responder.sseFrames(reply, followedFrames(this.stored.events(prepared.scope, response.id, -1), -1, this.stored.leftRunCheck(prepared.scope, response.id)))
-            : this.responder.sendJson(reply, response),
-          run.events$,
-        ),
+    };
+    // The request ends, for the hooks, when its run does: they see the run's events.
+    return afterPromise(start, ({ response, run }) =>
+      merge(
+        body.stream === true
+          ? this.responder.sseFrames(reply, followedFrames(this.stored.events(prepared.scope, response.id, -1), -1, this.stored.leftRunCheck(prepared.scope, response.id)))
+          : this.responder.sendJson(reply, response),
+        run.events$,
       ),
     );
   }
@@ -129,27 +112,31 @@ export class GenerationRoutes {
   /**
    * Decodes the body, has the generation accepted (refusals throw here, before any answer), and
    * answers as one JSON body or as an SSE stream in the protocol's shapes. Returns the engine
-   * events, for the interceptors; answering is a side effect of their subscription.
+   * events, for the hooks; answering is a side effect of their subscription.
    */
   private serve<Body extends GenerationBody, Identity>(
     protocol: ProtocolDescriptor<Body, Identity>,
     body: Body,
-    { request: httpRequest, reply }: HttpExchange,
+    { reply, telemetry }: GenerationExchange,
   ): Observable<EngineEvent> {
-    // Attached on arrival (ServesProtocol), before the interceptors that read it ran.
-    const telemetry = telemetryOf(httpRequest)!;
     const request = protocol.decode(body, this.settings);
     const names = protocol.fieldNames(body);
     const stream = body.stream === true;
     // Accepted (limits and the queue checked) before a prompt is counted: a refusal costs no count.
-    return defer(() => this.generations.accept(request, { telemetry, stream, names })).pipe(
-      mergeMap((accepted) => {
+    return afterPromise(
+      () => this.generations.accept(request, { telemetry, stream, names }),
+      (accepted) => {
         const identity = protocol.identify(body, this.settings);
         if (!stream) return this.responder.json(reply, accepted, (result) => protocol.toBody(result, identity), protocol.dialect);
         const open = (promptTokens: number | undefined) => this.responder.sse(reply, accepted, protocol.encode(body, identity, promptTokens));
         if (!protocol.countsPromptTokens) return open(undefined);
-        return defer(() => this.generations.countPromptTokens(request, names)).pipe(mergeMap((promptTokens) => open(promptTokens)));
-      }),
+        return afterPromise(() => this.generations.countPromptTokens(request, names), open);
+      },
     );
   }
+}
+
+/** A route of a given body class, among routes of any (the pipeline hands each its own DTO). */
+function route<Body extends object>(declared: GenerationRoute<Body>): GenerationRoute {
+  return declared as unknown as GenerationRoute;
 }

@@ -16,8 +16,8 @@ import { SseWriter } from './sse-writer.js';
 /**
  * Writes an engine event stream to a Fastify reply, as SSE or as one JSON body.
  *
- * Both return the engine events themselves, so that Nest interceptors wrapping the handler see
- * (and can `tap`) every event of every request; writing is a side effect of that subscription.
+ * Both return the engine events themselves, so that the interceptors' hooks see every event of
+ * every request (the generation pipeline subscribes); writing is a side effect of that subscription.
  * The events come already folded into the request's telemetry (GenerationService does it); the
  * responder adds the heartbeats it makes.
  * The stream is torn down, and the engine work cancelled, when the client hangs up. Each exchange
@@ -50,7 +50,7 @@ export class StreamResponder {
       if (opened === undefined) return;
       const { response, writer, onClose } = opened;
       let failure: unknown;
-      // Each event goes to the encoder first, then on to the interceptors; a failure is kept to
+      // Each event goes to the encoder first, then on to the hooks; a failure is kept to
       // be passed on once the encoder wrote its in-band error frame and the response ended.
       const input$ = new Observable<EngineEvent>((input) =>
         events$.pipe(this.lifecycle.endAtDrainDeadline()).subscribe({

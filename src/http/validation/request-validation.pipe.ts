@@ -74,25 +74,30 @@ function renameKey(value: unknown, from: string, to: string): void {
 }
 
 /**
- * Validates request bodies against their DTO classes (class-validator, through its public API)
- * and hands the handler the DTO instance (class-transformer). A failure is a 400 that names every
- * field at fault (the first one as `param`), in the client's protocol shape. Unknown fields are
- * dropped, as vLLM ignores them. Synchronous (`validateSync`; no DTO has an async rule), where
- * Nest's ValidationPipe awaits each constraint.
+ * Validates a request body against its DTO class (class-validator, through its public API) and
+ * returns the DTO instance (class-transformer). A failure is a 400 that names every field at fault
+ * (the first one as `param`), in the client's protocol shape. Unknown fields are dropped, as vLLM
+ * ignores them. Synchronous (`validateSync`; no DTO has an async rule), where Nest's
+ * ValidationPipe awaits each constraint. The generation routes call it directly.
  */
+export function validateRequestBody<Dto extends object>(dto: new () => Dto, value: unknown): Dto {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+  }
+  const { entity, errors } = validateBody(dto, value);
+  if (errors.length === 0) return entity as Dto;
+  const problems = flattenValidationErrors(errors);
+  const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).map((problem) => problem.message);
+  if (problems.length > MAX_PROBLEMS_SHOWN) shown.push(`and ${problems.length - MAX_PROBLEMS_SHOWN} more problems`);
+  const message = shown.length > 0 ? shown.join('; ') : 'The request body is not valid.';
+  throw new GatewayError('invalid_request', message, { param: problems[0]?.path });
+}
+
+/** `validateRequestBody` as Nest's global pipe, for the bodies of Nest's routes (`@Body()` of a DTO class). */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
   transform(value: unknown, { type, metatype }: ArgumentMetadata): unknown {
     if (type !== 'body' || NOT_VALIDATED.has(metatype)) return value;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
-    }
-    const { entity, errors } = validateBody(metatype!, value);
-    if (errors.length === 0) return entity;
-    const problems = flattenValidationErrors(errors);
-    const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).map((problem) => problem.message);
-    if (problems.length > MAX_PROBLEMS_SHOWN) shown.push(`and ${problems.length - MAX_PROBLEMS_SHOWN} more problems`);
-    const message = shown.length > 0 ? shown.join('; ') : 'The request body is not valid.';
-    throw new GatewayError('invalid_request', message, { param: problems[0]?.path });
+    return validateRequestBody(metatype as new () => object, value);
   }
 }

@@ -1,0 +1,94 @@
+import type { ExecutionContext } from '@nestjs/common';
+import { lastValueFrom, of, toArray } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { EngineEvent } from '../engine/engine-event.js';
+import { ZERO_USAGE } from '../engine/engine-event.js';
+import { GenerationInterceptor, type GenerationOutcome } from './generation-interceptor.js';
+import { GenerationTelemetry } from './generation-telemetry.js';
+
+/** Records each hook it gets, under its own name, into a shared log. */
+class RecordingInterceptor extends GenerationInterceptor {
+  constructor(
+    private readonly name: string,
+    private readonly log: string[],
+  ) {
+    super();
+  }
+  protected override onStart(): void {
+    this.log.push(`${this.name}:start`);
+  }
+  protected override onAccepted(): void {
+    this.log.push(`${this.name}:accepted`);
+  }
+  protected override onAdmitted(): void {
+    this.log.push(`${this.name}:admitted`);
+  }
+  protected override onHeartbeat(): void {
+    this.log.push(`${this.name}:heartbeat`);
+  }
+  protected override onEvent(_telemetry: GenerationTelemetry, event: EngineEvent): void {
+    this.log.push(`${this.name}:${event.type}`);
+  }
+  protected override onEnd(_telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
+    this.log.push(`${this.name}:end ${outcome.kind}`);
+  }
+}
+
+describe('GenerationInterceptor.chain', () => {
+  it('runs the hooks as nested interceptors would: start and signals outermost first, events and the end innermost first', () => {
+    const log: string[] = [];
+    const hooks = GenerationInterceptor.chain([new RecordingInterceptor('outer', log), new RecordingInterceptor('inner', log)]);
+    const telemetry = new GenerationTelemetry('chat');
+    const done: EngineEvent = { type: 'done', finishReason: 'stop', usage: ZERO_USAGE };
+
+    hooks.start(telemetry, { headers: {} });
+    for (const signal of ['accepted', 'admitted', 'heartbeat'] as const) hooks.signal(telemetry, signal);
+    hooks.event(telemetry, done);
+    hooks.end(telemetry, { kind: 'completed' });
+
+    expect(log).toEqual([
+      'outer:start',
+      'inner:start',
+      'outer:accepted',
+      'inner:accepted',
+      'outer:admitted',
+      'inner:admitted',
+      'outer:heartbeat',
+      'inner:heartbeat',
+      'inner:done',
+      'outer:done',
+      'inner:end completed',
+      'outer:end completed',
+    ]);
+  });
+
+  it('ends every interceptor, innermost first, when the client hangs up', () => {
+    const log: string[] = [];
+    const hooks = GenerationInterceptor.chain([new RecordingInterceptor('a', log), new RecordingInterceptor('b', log)]);
+    const telemetry = new GenerationTelemetry('chat');
+    hooks.start(telemetry, { headers: {} });
+    hooks.end(telemetry, { kind: 'client_closed' });
+    expect(log).toEqual(['a:start', 'b:start', 'b:end client_closed', 'a:end client_closed']);
+  });
+
+  it('is not changed by a later change to the list it was made from', () => {
+    const log: string[] = [];
+    const list = [new RecordingInterceptor('a', log)];
+    const hooks = GenerationInterceptor.chain(list);
+    list.push(new RecordingInterceptor('b', log));
+    hooks.start(new GenerationTelemetry('chat'), { headers: {} });
+    expect(log).toEqual(['a:start']);
+  });
+});
+
+describe('GenerationInterceptor as a Nest interceptor (a plugin registered as APP_INTERCEPTOR)', () => {
+  it('lets a Nest route’s answer through untouched, running no hook', async () => {
+    const log: string[] = [];
+    const interceptor = new RecordingInterceptor('a', log);
+    const answer$ = of('models', 'list');
+    const handled = interceptor.intercept({} as ExecutionContext, { handle: () => answer$ });
+    expect(handled).toBe(answer$);
+    expect(await lastValueFrom(handled.pipe(toArray()))).toEqual(['models', 'list']);
+    expect(log).toEqual([]);
+  });
+});
