@@ -3,9 +3,9 @@ import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { logLinesOf, startCli as spawnCli, writeConfig, type CliProcess } from './support/cli-process.js';
 import { eventually, readJson } from './support/gateway.js';
-import { postStream, unpooledAgent } from './support/http-stream.js';
 import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { CHAT } from './support/protocol-streams.js';
+import { openChatStream, words } from './support/open-stream.js';
 
 const running: ChildProcess[] = [];
 
@@ -43,7 +43,6 @@ async function answer(url: string, model: string, text: string): Promise<{ statu
   return { status: response.status, content: body.choices?.[0]?.message?.content, reasoning: body.choices?.[0]?.message?.reasoning_content };
 }
 
-const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index}`).join(' ');
 
 describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
   it('SIGHUP: new, changed and removed models apply to new requests while an open stream finishes on the engine it started on', async () => {
@@ -55,18 +54,7 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     // Scraped once before the reload: the gauges have a series for every model then.
     expect(await (await fetch(`${url}/metrics`)).text()).toContain('gantry_running_requests{model="gone"} 0');
     const prompt = words(80);
-    let firstContent!: () => void;
-    const contentBegan = new Promise<void>((resolve) => (firstContent = resolve));
-    const stream = postStream(url, CHAT.path, CHAT.body('slow', prompt), {
-      agent: unpooledAgent(),
-      onFrame: (frame) => {
-        if (CHAT.isContent(frame)) firstContent();
-      },
-      timeoutMs: 60_000,
-    });
-    let streamEnded = false;
-    void stream.then(() => (streamEnded = true));
-    await contentBegan;
+    const { outcome: stream, ended: streamEnded } = await openChatStream(url, 'slow', prompt);
 
     writeFileSync(
       file,
@@ -75,7 +63,7 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     cli.child.kill('SIGHUP');
     expect(await eventuallyAsync(async () => (await modelNames(url)).join() === 'slow,fresh')).toBe(true);
     // The reload was seen while the stream was still open (it lasts 8 s: a reload takes well under that on a slow machine).
-    expect(streamEnded).toBe(false);
+    expect(streamEnded()).toBe(false);
 
     expect(await answer(url, 'fresh', 'hello there')).toMatchObject({ status: 200, content: 'hello there' });
     expect(await answer(url, 'gone', 'hello')).toMatchObject({ status: 404 });

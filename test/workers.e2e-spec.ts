@@ -5,6 +5,7 @@ import { logLinesOf, startCli, writeConfig, type CliProcess } from './support/cl
 import { postStream, unpooledAgent, type StreamOutcome } from './support/http-stream.js';
 import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { CHAT } from './support/protocol-streams.js';
+import { openChatStream, words } from './support/open-stream.js';
 
 const WORKER_HEADER = 'x-gantry-worker';
 
@@ -42,7 +43,6 @@ function exchange(
 }
 
 const chat = (model: string, text: string) => ({ model, messages: [{ role: 'user', content: text }] });
-const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index}`).join(' ');
 const workerOf = (outcome: StreamOutcome) => Number(outcome.headers[WORKER_HEADER]);
 
 /** Polls an async condition every 50 ms until it holds or `timeoutMs` passes. */
@@ -194,25 +194,14 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
 
   it('SIGHUP: a model added while a stream is open answers on every worker, and the stream completes where it started', async () => {
     const prompt = words(80);
-    let firstContent!: () => void;
-    const contentBegan = new Promise<void>((resolve) => (firstContent = resolve));
-    const stream = postStream(url, CHAT.path, CHAT.body('slow', prompt), {
-      agent: unpooledAgent(),
-      onFrame: (frame) => {
-        if (CHAT.isContent(frame)) firstContent();
-      },
-      timeoutMs: 60_000,
-    });
-    let streamEnded = false;
-    void stream.then(() => (streamEnded = true));
-    await contentBegan;
+    const { outcome: stream, ended: streamEnded } = await openChatStream(url, 'slow', prompt);
 
     writeFileSync(file, `${BASE_CONFIG}  - { name: fresh, engine: stub }\n`);
     cli.child.kill('SIGHUP');
     const fresh = await fromEveryWorker(url, '/v1/chat/completions', chat('fresh', 'new here'), 2, (answer) => answer.status === 200);
     expect(fresh.done).toBe(true);
     // Seen while the stream (8 s of output) was still open.
-    expect(streamEnded).toBe(false);
+    expect(streamEnded()).toBe(false);
 
     const outcome = await stream;
     expect(outcome.end).toBe('server');
@@ -272,16 +261,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
   it('SIGTERM: every worker drains (an open stream finishes), then the primary exits 0', async () => {
     const workers = (await fromEveryWorker(url, '/v1/models', undefined, 2, (answer) => answer.status === 200)).workers;
     const prompt = words(10);
-    let firstContent!: () => void;
-    const contentBegan = new Promise<void>((resolve) => (firstContent = resolve));
-    const stream = postStream(url, CHAT.path, CHAT.body('slow', prompt), {
-      agent: unpooledAgent(),
-      onFrame: (frame) => {
-        if (CHAT.isContent(frame)) firstContent();
-      },
-      timeoutMs: 60_000,
-    });
-    await contentBegan;
+    const { outcome: stream } = await openChatStream(url, 'slow', prompt);
     cli.child.kill('SIGTERM');
     const outcome = await stream;
     expect(outcome.end).toBe('server');

@@ -6,7 +6,7 @@ import { GANTRY_HTTP, GANTRY_STUB } from './bench-results.js';
 import { chatUrlOf, type BenchStack, type BenchTarget } from './bench-stack.js';
 import { keepAliveAgent, type ChatCall, type RequestHandle } from './chat-client.js';
 import type { ChildServer } from './child-server.js';
-import { MeasureWindow, runClosedLoop, type ClosedLoopPlan } from './closed-loop.js';
+import { MeasureWindow, runClosedLoop } from './closed-loop.js';
 import { gatewayConfig } from './gateway-configs.js';
 import { interleave } from './interleave.js';
 import { cpuBetween, cpuSnapshot, type CpuSnapshot, type Tally } from './load-tally.js';
@@ -14,7 +14,7 @@ import { loopbackUrl } from './loopback.js';
 import { sampleProcess } from './proc-stats.js';
 import type { ResponseStoreMemory } from './response-store-memory.js';
 import { responsesBody, streamResponses, type StoreMode } from './responses-client.js';
-import { streamingResult, type LoadTiming, type StreamingResult } from './streaming-load.js';
+import { plan, streamingResult, type LoadTiming, type StreamingResult } from './streaming-load.js';
 
 export interface StoredResponsesPlan {
   streams: number;
@@ -174,7 +174,7 @@ async function load(target: ResponsesTarget, streams: number, tokens: number, ti
     if (window.contains(at)) deltas += 1;
   };
   const { call, close } = callFor(target, streams, tokens);
-  const run = await runClosedLoop(loopPlan(streams, timing), () => send(target, call, onDelta), () => cpuSnapshot(target), window);
+  const run = await runClosedLoop(plan(streams, timing), () => send(target, call, onDelta), () => cpuSnapshot(target), window);
   close();
   const [before, after] = run.marks as [CpuSnapshot | undefined, CpuSnapshot | undefined];
   const cpu = before && after ? cpuBetween(before, after) : { clientCpuSeconds: 0, machineCpuSeconds: 0 };
@@ -220,18 +220,6 @@ function callFor(target: ResponsesTarget, streams: number, tokens: number): { ca
   const agent = keepAliveAgent(streams);
   const body = responsesBody(target.model, tokens, target.mode);
   return { call: { url: target.responsesUrl, agent, body, timeoutMs: REQUEST_TIMEOUT_MS }, close: () => agent.destroy() };
-}
-
-function loopPlan(concurrency: number, timing: LoadTiming): ClosedLoopPlan {
-  return {
-    concurrency,
-    warmupMs: timing.warmupMs,
-    measureMs: timing.measureMs,
-    rampMs: Math.min(timing.rampMs ?? timing.warmupMs / 2, timing.warmupMs),
-    // As in streaming-load.ts: a cap no configuration of this machine comes near.
-    maxRequests: Math.ceil(((timing.warmupMs + timing.measureMs) / 1000) * 200_000),
-    drainMs: 5_000,
-  };
 }
 
 /** measureResponseStoreMemory needs `--expose-gc` and a heap of its own: it runs in a child `node`. */
