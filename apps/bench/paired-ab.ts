@@ -6,7 +6,7 @@
  *
  *   npm run build && node dist/apps/bench/paired-ab.js --a /path/to/other/checkout [--b .]
  *     [--scenario streaming|non-streaming|idle] [--engine stub|http] [--rounds 30] [--window-ms 500]
- *     [--concurrency 64] [--idle-streams 1000]
+ *     [--concurrency 64] [--idle-streams 1000] [--node-flags '--cpu-prof --cpu-prof-dir=DIR']
  *
  * Each checkout must be built (`dist/`); the workers and the load are this checkout's. Streaming
  * reports gateway CPU µs per chunk (256-token answers), non-streaming per request (16 tokens),
@@ -42,6 +42,7 @@ const { values } = parseArgs({
     'window-ms': { type: 'string', default: '500' },
     concurrency: { type: 'string', default: '64' },
     'idle-streams': { type: 'string', default: '1000' },
+    'node-flags': { type: 'string', default: '' },
   },
 });
 const scenario = values.scenario as Scenario;
@@ -53,13 +54,14 @@ const rounds = Number(values.rounds);
 const windowMs = Number(values['window-ms']);
 const concurrency = Number(values.concurrency);
 const idleStreams = Number(values['idle-streams']);
+const nodeFlags = values['node-flags']!.split(' ').filter(Boolean);
 const model = values.engine === 'http' ? 'mock' : 'stub';
 
 const mock = values.engine === 'http' ? await startMockUpstream({ port: 0, host: '127.0.0.1' }) : undefined;
 const workerScript = fileURLToPath(new URL('./paired-ab-worker.js', import.meta.url));
 
 async function startWorker(label: string, root: string): Promise<Worker> {
-  const flags = scenario === 'idle' ? ['--expose-gc'] : [];
+  const flags = [...(scenario === 'idle' ? ['--expose-gc'] : []), ...nodeFlags];
   const child = spawn(process.execPath, [...flags, workerScript, root, ...(mock ? [mock.url] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async () => JSON.parse((await lines.next()).value as string) as Record<string, number>;

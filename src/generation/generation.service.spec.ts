@@ -4,7 +4,6 @@ import { generationRequest } from '../../test/support/requests.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ModelConfig } from '../config/model-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
-import { ZERO_USAGE } from '../engine/engine-event.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { GenerationTelemetry } from '../observability/generation-telemetry.js';
@@ -36,25 +35,6 @@ function serviceWith(engine: InferenceEngine, model: Partial<ModelConfig> = {}) 
 }
 
 describe('GenerationService.accept', () => {
-  it('folds every event into the telemetry before anyone downstream sees it', async () => {
-    const engine = new ManualEngine();
-    const telemetry = new GenerationTelemetry('chat');
-    const { events$ } = await serviceWith(engine).accept(generationRequest({ model: 'manual' }), { telemetry, stream: true });
-    const seen: Array<{ type: string; outputEvents: number; finishReason?: string }> = [];
-    events$.subscribe((event) => seen.push({ type: event.type, outputEvents: telemetry.outputEvents, finishReason: telemetry.finishReason }));
-
-    engine.events.next({ type: 'text', text: 'Hello' });
-    engine.events.next({ type: 'text', text: ' world' });
-    engine.events.next({ type: 'done', finishReason: 'stop', usage: { ...ZERO_USAGE, completionTokens: 2 } });
-
-    expect(seen).toEqual([
-      { type: 'text', outputEvents: 1, finishReason: undefined },
-      { type: 'text', outputEvents: 2, finishReason: undefined },
-      { type: 'done', outputEvents: 2, finishReason: 'stop' },
-    ]);
-    expect(telemetry.usage.completionTokens).toBe(2);
-  });
-
   it('records acceptance at once and admission when a slot is free, in the telemetry it was given', async () => {
     const engine = new ManualEngine();
     const service = serviceWith(engine, { maxConcurrency: 1 });

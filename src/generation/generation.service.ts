@@ -10,9 +10,9 @@ import type { GenerationTelemetry } from '../observability/generation-telemetry.
 import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from './request-limits.js';
 
 /**
- * A generation accepted for a model: nothing runs until `events$` is subscribed. Each event is
- * already folded into `telemetry` when it comes out of `events$`, so every consumer (the
- * responder, the interceptors' hooks) reads counters that include it.
+ * A generation accepted for a model: nothing runs until `events$` is subscribed. The generation
+ * pipeline folds each event into `telemetry` as it reaches the hooks (the one place events are
+ * observed, http/routes/generation-pipeline.ts).
  */
 export interface AcceptedGeneration {
   events$: Observable<EngineEvent>;
@@ -42,8 +42,8 @@ export interface AcceptOptions {
  * The protocol-neutral half of every API: finds the model, refuses what cannot be admitted
  * (limits, a full queue: all before the stream opens, so they get real HTTP statuses), and wires
  * admission to the engine. Unsubscribing `events$` leaves the queue or cancels the engine work.
- * It is the one writer of a generation's telemetry past arrival, but for heartbeats (the responder
- * makes those): the model and engine, acceptance, admission and every engine event.
+ * It writes the model and engine, acceptance and admission into the request's telemetry; the
+ * pipeline folds in the events, the responder the heartbeats.
  */
 @Injectable()
 export class GenerationService {
@@ -110,7 +110,7 @@ export class GenerationService {
       if (state === 'accepted') end();
     };
     this.acceptances.set(request, { model, abandon });
-    return { events$: observedBy(telemetry, admitted$), telemetry, abandon };
+    return { events$: admitted$, telemetry, abandon };
   }
 
   /**
@@ -129,17 +129,4 @@ export class GenerationService {
       throw error;
     }
   }
-}
-/** `events$`, each event folded into `telemetry` before it goes on: the one place events are observed. */
-function observedBy(telemetry: GenerationTelemetry, events$: Observable<EngineEvent>): Observable<EngineEvent> {
-  return new Observable<EngineEvent>((subscriber) =>
-    events$.subscribe({
-      next: (event) => {
-        telemetry.observe(event);
-        subscriber.next(event);
-      },
-      error: (error: unknown) => subscriber.error(error),
-      complete: () => subscriber.complete(),
-    }),
-  );
 }

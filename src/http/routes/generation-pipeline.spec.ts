@@ -15,7 +15,7 @@ import { type ErrorAnswer, type GenerationExchange, generationHandler, type Gene
 /** What ran, in order: guards, hooks, the handler and the error answer append to it. */
 let log: string[] = [];
 /** What the handler and the hooks were given, for identity checks. */
-let seen: { body?: unknown; exchange?: GenerationExchange; started?: { telemetry: GenerationTelemetry; request: ObservedRequest } } = {};
+let seen: { observed?: string[]; body?: unknown; exchange?: GenerationExchange; started?: { telemetry: GenerationTelemetry; request: ObservedRequest } } = {};
 
 class EchoDto {
   @IsString()
@@ -58,8 +58,9 @@ class RecordingInterceptor extends GenerationInterceptor {
   protected override onAccepted(): void {
     log.push(`${this.name}:accepted`);
   }
-  protected override onEvent(_telemetry: GenerationTelemetry, event: EngineEvent): void {
+  protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
     log.push(`${this.name}:${event.type === 'text' ? `text:${event.text}` : event.type}`);
+    (seen.observed ??= []).push(`${this.name}:${event.type}:${telemetry.outputEvents}:${telemetry.finishReason ?? '-'}`);
   }
   protected override onEnd(_telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
     const error = outcome.kind === 'failed' || outcome.kind === 'rejected' ? `:${(outcome.error as Error).message}` : '';
@@ -91,7 +92,6 @@ function handle(body: EchoDto, exchange: GenerationExchange): Observable<EngineE
   return new Observable<EngineEvent>((subscriber) => {
     telemetry.markAccepted({ model: 'stub', engine: 'stub', stream: false });
     const text: EngineEvent = { type: 'text', text: body.text };
-    telemetry.observe(text);
     subscriber.next(text);
     if (body.text === 'late failure') {
       subscriber.error(new GatewayError('unavailable', 'Engine down.'));
@@ -101,7 +101,6 @@ function handle(body: EchoDto, exchange: GenerationExchange): Observable<EngineE
       subscriber.complete();
       return;
     }
-    telemetry.observe(DONE);
     subscriber.next(DONE);
     void reply.send({ text: body.text });
     subscriber.complete();
@@ -146,6 +145,12 @@ describe('the generation pipeline (generationHandler)', () => {
     const outcome = await post({ text: 'hi', extra: 1 });
     expect(outcome).toMatchObject({ status: 200, body: { text: 'hi' } });
     expect(log).toEqual(['guard:first', 'guard:second', ...SERVED_HI]);
+  });
+
+  it('folds each event into the telemetry before the hooks see it: the one place events are observed', async () => {
+    expect((await post({ text: 'hi' })).status).toBe(200);
+    // Output and finish counted once each, whatever the number of hooks.
+    expect(seen.observed).toEqual(['inner:text:1:-', 'outer:text:1:-', 'inner:done:1:stop', 'outer:done:1:stop']);
   });
 
   it('hands the handler the DTO instance, without unknown fields, and the telemetry and request the hooks got', async () => {

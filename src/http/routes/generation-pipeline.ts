@@ -95,7 +95,9 @@ class GenerationCall implements GenerationExchange, Observer<EngineEvent> {
     }
   }
 
+  /** Each event is folded into the telemetry before the hooks see it: the one place events are observed. */
   next(event: EngineEvent): void {
+    this.telemetry.observe(event);
     this.plugins.hooks.event(this.telemetry, event);
   }
 

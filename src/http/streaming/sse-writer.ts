@@ -14,10 +14,16 @@ export class SseWriter {
   private flushQueued = false;
   private waitingForDrain = false;
   private ended = false;
+  /** From opening to the end of that turn: the head waits for the first frames. */
+  private corked = false;
   /** One function per stream for the end-of-turn flush, not one per write. */
   private readonly flushAtTurnEnd = () => {
     this.flushQueued = false;
     this.flush();
+    if (this.corked) {
+      this.corked = false;
+      this.response.uncork();
+    }
   };
 
   constructor(
@@ -41,8 +47,15 @@ export class SseWriter {
     });
     // Sent now, on its own: Node keeps the head it wrote for the response's whole life, and a
     // head sent alone is flattened as it is written (prepended to the first frame, it stays a
-    // rope of ~30 strings, ~0.7 KB of an idle stream).
+    // rope of ~30 strings, ~0.7 KB of an idle stream). Corked until this turn's flush, so that it
+    // leaves in one write with the frames an encoder sends on opening (a role chunk, a start event).
+    this.response.cork();
     this.response.flushHeaders();
+    this.corked = true;
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flushAtTurnEnd);
+    }
   }
 
   write(frame: SseFrame): void {

@@ -18,7 +18,7 @@ import { SseWriter } from './sse-writer.js';
  *
  * Both return the engine events themselves, so that the interceptors' hooks see every event of
  * every request (the generation pipeline subscribes); writing is a side effect of that subscription.
- * The events come already folded into the request's telemetry (GenerationService does it); the
+ * The pipeline folds the events into the request's telemetry as it passes them to the hooks; the
  * responder adds the heartbeats it makes.
  * The stream is torn down, and the engine work cancelled, when the client hangs up. Each exchange
  * counts as in flight for the LifecycleService until its response closes, and fails with
