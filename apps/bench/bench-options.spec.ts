@@ -21,6 +21,12 @@ describe('parseBenchOptions', () => {
     expect(() => parseBenchOptions(['--nginx', ' '])).toThrow(/--nginx needs/);
   });
 
+  it('takes --ab DIR for a paired A/B against another build, and refuses it empty', () => {
+    expect(parseBenchOptions(['--ab', '/tmp/before', '--quick'])).toMatchObject({ ab: '/tmp/before', profile: { name: 'quick' } });
+    expect(parseBenchOptions([])).not.toHaveProperty('ab');
+    expect(() => parseBenchOptions(['--ab', ''])).toThrow(/--ab needs/);
+  });
+
   it('refuses unknown scenarios and silly stream counts', () => {
     expect(() => parseBenchOptions(['--only', 'everything'])).toThrow(/unknown scenario everything/);
     expect(() => parseBenchOptions(['--idle-streams', '-3'])).toThrow(/--idle-streams/);

@@ -127,9 +127,11 @@ export interface BenchOptions {
   profileGateways?: 'cpu' | 'heap';
   /** `--nginx BIN`: nginx reference rows in the throughput and non-streaming scenarios. */
   nginx?: string;
+  /** `--ab DIR`: instead of the scenarios, the paired A/B of the build in DIR (before) against this one. */
+  ab?: string;
 }
 
-export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap] [--nginx BIN]
+export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap] [--nginx BIN] [--ab DIR]
 
   --quick            a short run (under a minute) of every scenario
   --only LIST        comma-separated: ${SCENARIOS.join(', ')}
@@ -140,6 +142,10 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--id
   --nginx BIN        also measure nginx (BIN: its path, or a name on PATH) as a plain reverse
                      proxy of the mock, in the throughput and non-streaming scenarios: a
                      reference row, as the bare proxy is (the run takes longer)
+  --ab DIR           instead of the scenarios: a paired A/B of the build in DIR (another
+                     checkout, built) against this one, both gateways side by side taking turns:
+                     CPU per streamed chunk and per non-streaming request, heap per idle stream,
+                     stub and HTTP engines, each against its budget (about 9 minutes; --quick: 1)
 
 Starts the mock upstream and gateways (node dist/...) on loopback and measures, in one run, a
 client talking to the mock directly and through Gantry. See docs/benchmarks.md.`;
@@ -155,6 +161,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
       out: { type: 'string', default: 'bench-results' },
       profile: { type: 'string' },
       nginx: { type: 'string' },
+      ab: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -171,11 +178,13 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.join(', ')})`);
   if (values.profile !== undefined && values.profile !== 'cpu' && values.profile !== 'heap') throw new Error('--profile must be cpu or heap');
   if (values.nginx !== undefined && values.nginx.trim() === '') throw new Error('--nginx needs the nginx binary (a path, or a name on PATH)');
+  if (values.ab !== undefined && values.ab.trim() === '') throw new Error('--ab needs the folder of the other checkout (built)');
   return {
     profile,
     scenarios: scenarios as ScenarioName[],
     outDir: values.out,
     ...(values.profile ? { profileGateways: values.profile } : {}),
     ...(values.nginx !== undefined ? { nginx: values.nginx } : {}),
+    ...(values.ab !== undefined ? { ab: values.ab } : {}),
   };
 }

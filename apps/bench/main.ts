@@ -1,7 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseBenchOptions, USAGE } from './bench-options.js';
+import { FULL_PAIRED_SET, QUICK_PAIRED_SET, renderPairedSet, runPairedSet } from './paired-set.js';
 import { openFileSoftLimit } from './proc-stats.js';
 import { renderReport } from './report.js';
 import { runBench } from './run-bench.js';
@@ -22,6 +23,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (options.ab !== undefined) return pairedAb(options.ab, options.profile.name === 'quick', options.outDir);
   if (options.scenarios.includes('idle')) {
     // Through the HTTP engine each idle stream holds two sockets in the gateway.
     const needed = 2 * options.profile.idle.streams + 256;
@@ -42,6 +44,23 @@ async function main(): Promise<number> {
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `bench-${results.startedAt.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify({ ...results, targets }, null, 2)}\n`);
+  process.stdout.write(`\nJSON report: ${file}\n`);
+  return 0;
+}
+
+/** `--ab DIR`: the paired A/B of the build in DIR (before) against this checkout (after). */
+async function pairedAb(other: string, quick: boolean, outDir: string): Promise<number> {
+  const before = resolve(other);
+  if (!existsSync(join(before, 'dist/src/bootstrap.js'))) {
+    process.stderr.write(`${before} holds no built Gantry (dist/): check it out, link its node_modules, and run \`npm run build\` there.\n`);
+    return 2;
+  }
+  const startedAt = new Date().toISOString();
+  const rows = await runPairedSet(before, ROOT, quick ? QUICK_PAIRED_SET : FULL_PAIRED_SET, (line) => process.stderr.write(`[bench] ${line}\n`));
+  process.stdout.write(`${renderPairedSet(rows, before, ROOT)}\n`);
+  mkdirSync(resolve(outDir), { recursive: true });
+  const file = join(resolve(outDir), `ab-${startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify({ startedAt, before, after: ROOT, rows }, null, 2)}\n`);
   process.stdout.write(`\nJSON report: ${file}\n`);
   return 0;
 }

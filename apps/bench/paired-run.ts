@@ -1,0 +1,158 @@
+/**
+ * One paired A/B (see paired-ab.ts): two builds of Gantry side by side as two gateway processes
+ * (paired-ab-worker.ts), taking turns under the same closed-loop load, window after window; each
+ * round's figure of B is divided by A's next to it. Used by `paired-ab.js` and `npm run bench -- --ab`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { request, Agent, type IncomingMessage } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { startMockUpstream } from '../mock-upstream/mock-upstream.js';
+import { chatBody } from './gateway-configs.js';
+import { pairedSummary, type PairedSummary } from './paired-summary.js';
+
+export type PairedScenario = 'streaming' | 'non-streaming' | 'idle';
+
+export interface PairedRunOptions {
+  /** Checkouts with a built `dist/`: A (before) and B (after). */
+  a: string;
+  b: string;
+  scenario: PairedScenario;
+  engine: 'stub' | 'http';
+  rounds: number;
+  windowMs: number;
+  concurrency: number;
+  idleStreams: number;
+  /** Extra node flags for both gateways (`--cpu-prof --cpu-prof-dir=DIR`). */
+  nodeFlags: readonly string[];
+}
+
+/** What a paired figure measures, by scenario. */
+export const PAIRED_UNITS: Record<PairedScenario, string> = {
+  streaming: 'gateway CPU µs per chunk',
+  'non-streaming': 'gateway CPU µs per request',
+  idle: 'heap bytes per idle stream',
+};
+
+interface Worker {
+  child: ChildProcess;
+  port: number;
+  agent: Agent;
+  ask(command: string): Promise<Record<string, number>>;
+}
+
+const WORKER_SCRIPT = fileURLToPath(new URL('./paired-ab-worker.js', import.meta.url));
+
+/**
+ * Streaming: gateway CPU µs per chunk (256-token answers); non-streaming: per request (16
+ * tokens); idle: the heap per open stream after full collections (an endless prefill).
+ */
+export async function runPaired(options: PairedRunOptions): Promise<PairedSummary> {
+  const { scenario, rounds, windowMs, concurrency, idleStreams } = options;
+  const model = options.engine === 'http' ? 'mock' : 'stub';
+  const mock = options.engine === 'http' ? await startMockUpstream({ port: 0, host: '127.0.0.1' }) : undefined;
+
+  async function startWorker(root: string): Promise<Worker> {
+    const flags = [...(scenario === 'idle' ? ['--expose-gc'] : []), ...options.nodeFlags];
+    const child = spawn(process.execPath, [...flags, WORKER_SCRIPT, root, ...(mock ? [mock.url] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    const next = async () => JSON.parse((await lines.next()).value as string) as Record<string, number>;
+    const { port } = await next();
+    const ask = (command: string) => {
+      child.stdin!.write(`${command}\n`);
+      return next();
+    };
+    return { child, port, agent: new Agent({ keepAlive: true, maxSockets: Math.max(concurrency, idleStreams) }), ask };
+  }
+
+  /** POSTs a chat body; resolves with the response once its head arrived. */
+  function post(worker: Worker, body: string): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const sent = request(
+        { host: '127.0.0.1', port: worker.port, path: '/v1/chat/completions', method: 'POST', agent: worker.agent, headers: { 'content-type': 'application/json' } },
+        resolve,
+      );
+      sent.on('error', reject);
+      sent.end(body);
+    });
+  }
+
+  /** Units of one exchange: SSE data frames for a stream, 1 for a request. */
+  async function exchange(worker: Worker, body: string, stream: boolean): Promise<number> {
+    const response = await post(worker, body);
+    let frames = 0;
+    let tail = '';
+    response.setEncoding('utf8');
+    for await (const text of response as AsyncIterable<string>) {
+      if (!stream) continue;
+      // A frame's `data: ` may straddle two reads: count on the joined text.
+      const joined = tail + text;
+      for (let at = joined.indexOf('data: '); at !== -1; at = joined.indexOf('data: ', at + 1)) frames += 1;
+      tail = joined.slice(-5);
+    }
+    return stream ? frames : 1;
+  }
+
+  /** Closed-loop load for `ms`: `concurrency` clients, each sending its next exchange when one ends. */
+  async function load(worker: Worker, ms: number): Promise<number> {
+    const stream = scenario === 'streaming';
+    const body = chatBody(model, stream ? 256 : 16, stream);
+    const end = performance.now() + ms;
+    let units = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < end) {
+          const done = await exchange(worker, body, stream);
+          units += done;
+        }
+      }),
+    );
+    return units;
+  }
+
+  /** Gateway CPU µs per unit over one window of load. */
+  async function cpuWindow(worker: Worker): Promise<number> {
+    await worker.ask('start');
+    const units = await load(worker, windowMs);
+    const { cpuMicros } = await worker.ask('stop');
+    return cpuMicros / units;
+  }
+
+  /** Heap bytes per idle stream, with `idleStreams` open and waiting on an endless prefill. */
+  async function idleWindow(worker: Worker): Promise<number> {
+    const { heapUsed: before } = await worker.ask('heap');
+    const body = chatBody(`${model}-idle`, 16, true);
+    const responses = await Promise.all(
+      Array.from({ length: idleStreams }, async () => {
+        const response = await post(worker, body);
+        // The opening frame has left: the stream is accepted and waits on its prefill.
+        await new Promise((resolve) => response.once('data', resolve));
+        return response;
+      }),
+    );
+    const { heapUsed: after } = await worker.ask('heap');
+    for (const response of responses) response.destroy();
+    await new Promise((settle) => setTimeout(settle, 500));
+    return (after - before) / idleStreams;
+  }
+
+  const workers = [await startWorker(options.a), await startWorker(options.b)];
+  const measure = scenario === 'idle' ? idleWindow : cpuWindow;
+  // Unmeasured first: connections, JIT, and the first stored state of each gateway.
+  for (const worker of workers) await (scenario === 'idle' ? idleWindow(worker) : load(worker, 1500));
+  const figures: [number[], number[]] = [[], []];
+  for (let round = 0; round < rounds; round += 1) {
+    // A then B, then B then A: neither side always follows the other.
+    for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) figures[index].push(await measure(workers[index]));
+  }
+  for (const worker of workers) {
+    const exited = once(worker.child, 'exit');
+    await worker.ask('quit').catch(() => undefined);
+    worker.agent.destroy();
+    await exited;
+  }
+  await mock?.close();
+
+  return pairedSummary(figures[0], figures[1]);
+}

@@ -1,0 +1,75 @@
+import { runPaired, type PairedScenario } from './paired-run.js';
+import type { PairedSummary } from './paired-summary.js';
+import { renderTable } from './text-table.js';
+
+/** `npm run bench -- --ab DIR`: how long each pair runs. */
+export interface PairedSetProfile {
+  rounds: number;
+  windowMs: number;
+  idleRounds: number;
+  idleStreams: number;
+}
+
+export const FULL_PAIRED_SET: PairedSetProfile = { rounds: 24, windowMs: 2000, idleRounds: 3, idleStreams: 1000 };
+export const QUICK_PAIRED_SET: PairedSetProfile = { rounds: 6, windowMs: 500, idleRounds: 2, idleStreams: 300 };
+
+/**
+ * The budget a change of the gateway's structure is held to (issue 16): B / A per streamed chunk
+ * within 5%, per non-streaming request within 10%; per idle stream, 2 KB of heap plus the 4 KB
+ * the keepalive composition may spend.
+ */
+const PAIRS: ReadonlyArray<{ scenario: PairedScenario; engine: 'stub' | 'http'; budget: { ratio?: number; bytes?: number } }> = [
+  { scenario: 'streaming', engine: 'stub', budget: { ratio: 1.05 } },
+  { scenario: 'streaming', engine: 'http', budget: { ratio: 1.05 } },
+  { scenario: 'non-streaming', engine: 'stub', budget: { ratio: 1.1 } },
+  { scenario: 'non-streaming', engine: 'http', budget: { ratio: 1.1 } },
+  { scenario: 'idle', engine: 'stub', budget: { bytes: 6 * 1024 } },
+  { scenario: 'idle', engine: 'http', budget: { bytes: 6 * 1024 } },
+];
+
+export interface PairedSetRow {
+  scenario: PairedScenario;
+  engine: 'stub' | 'http';
+  summary: PairedSummary;
+  withinBudget: boolean;
+}
+
+/** Every pair, one after the other, A (`before`) against B (`after`): both must be built. */
+export async function runPairedSet(before: string, after: string, profile: PairedSetProfile, log: (line: string) => void): Promise<PairedSetRow[]> {
+  const rows: PairedSetRow[] = [];
+  for (const { scenario, engine, budget } of PAIRS) {
+    log(`A/B ${scenario}, ${engine} engine`);
+    const idle = scenario === 'idle';
+    const summary = await runPaired({
+      a: before,
+      b: after,
+      scenario,
+      engine,
+      rounds: idle ? profile.idleRounds : profile.rounds,
+      windowMs: profile.windowMs,
+      concurrency: 64,
+      idleStreams: profile.idleStreams,
+      nodeFlags: [],
+    });
+    const withinBudget = budget.ratio !== undefined ? summary.ratio.median <= budget.ratio : summary.b.median - summary.a.median <= budget.bytes!;
+    rows.push({ scenario, engine, summary, withinBudget });
+  }
+  return rows;
+}
+
+export function renderPairedSet(rows: readonly PairedSetRow[], before: string, after: string): string {
+  const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+  const table = renderTable(
+    ['measure', 'engine', 'A median', 'B median', 'B / A (median)', 'quartiles', 'budget'],
+    rows.map(({ scenario, engine, summary, withinBudget }) => {
+      const verdict = withinBudget ? 'within' : 'over';
+      if (scenario === 'idle') {
+        return ['heap KB per idle stream', engine, kb(summary.a.median), kb(summary.b.median), `+${kb(summary.b.median - summary.a.median)} KB`, '', `${verdict} (+6 KB)`];
+      }
+      const measure = scenario === 'streaming' ? 'CPU µs per streamed chunk' : 'CPU µs per non-streaming request';
+      const limit = scenario === 'streaming' ? '1.05' : '1.10';
+      return [measure, engine, summary.a.median.toFixed(2), summary.b.median.toFixed(2), summary.ratio.median.toFixed(3), `${summary.ratio.q1.toFixed(3)}–${summary.ratio.q3.toFixed(3)}`, `${verdict} (${limit})`];
+    }),
+  );
+  return `Paired A/B, taking turns window by window\nA (before): ${before}\nB (after):  ${after}\n\n${table}`;
+}
