@@ -7,7 +7,7 @@
  *
  *   npm run build && node dist/apps/bench/paired-ab.js --a /path/to/other/checkout [--b .]
  *     [--scenario streaming|non-streaming|idle] [--engine stub|http] [--rounds 30] [--window-ms 500]
- *     [--concurrency 64] [--idle-streams 1000] [--node-flags '--cpu-prof --cpu-prof-dir=DIR']
+ *     [--concurrency 64] [--idle-streams 1000] [--node-flags='--cpu-prof --cpu-prof-dir=DIR'] [--gateway-cpus 1]
  *
  * Each checkout must be built (`dist/`); the workers and the load are this checkout's. Streaming
  * reports gateway CPU µs per chunk (256-token answers), non-streaming per request (16 tokens),
@@ -28,12 +28,13 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '64' },
     'idle-streams': { type: 'string', default: '1000' },
     'node-flags': { type: 'string', default: '' },
+    'gateway-cpus': { type: 'string' },
   },
 });
 const scenario = values.scenario as PairedScenario;
 if (values.a === undefined || !(scenario in PAIRED_UNITS) || !['stub', 'http'].includes(values.engine!)) {
   process.stderr.write(
-    'Usage: node dist/apps/bench/paired-ab.js --a DIR [--b DIR] [--scenario streaming|non-streaming|idle] [--engine stub|http] [--rounds N] [--window-ms MS] [--concurrency N] [--idle-streams N] [--node-flags FLAGS]\n',
+    'Usage: node dist/apps/bench/paired-ab.js --a DIR [--b DIR] [--scenario streaming|non-streaming|idle] [--engine stub|http] [--rounds N] [--window-ms MS] [--concurrency N] [--idle-streams N] [--node-flags=FLAGS] [--gateway-cpus LIST]\n',
   );
   process.exit(2);
 }
@@ -47,6 +48,7 @@ const options = {
   concurrency: Number(values.concurrency),
   idleStreams: Number(values['idle-streams']),
   nodeFlags: values['node-flags']!.split(' ').filter(Boolean),
+  ...(values['gateway-cpus'] !== undefined ? { gatewayCpus: values['gateway-cpus'] } : {}),
 };
 const summary = await runPaired(options);
 const digits = scenario === 'idle' ? 0 : 3;

@@ -26,6 +26,8 @@ export interface PairedRunOptions {
   idleStreams: number;
   /** Extra node flags for both gateways (`--cpu-prof --cpu-prof-dir=DIR`). */
   nodeFlags: readonly string[];
+  /** CPUs the gateways run on (`taskset -c`), away from the load's, so neither disturbs the other's figures. */
+  gatewayCpus?: string;
 }
 
 /** What a paired figure measures, by scenario. */
@@ -55,7 +57,9 @@ export async function runPaired(options: PairedRunOptions): Promise<PairedSummar
 
   async function startWorker(root: string): Promise<Worker> {
     const flags = [...(scenario === 'idle' ? ['--expose-gc'] : []), ...options.nodeFlags];
-    const child = spawn(process.execPath, [...flags, WORKER_SCRIPT, root, ...(mock ? [mock.url] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const command = [process.execPath, ...flags, WORKER_SCRIPT, root, ...(mock ? [mock.url] : [])];
+    const pinned = options.gatewayCpus !== undefined ? ['taskset', '-c', options.gatewayCpus, ...command] : command;
+    const child = spawn(pinned[0], pinned.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     const next = async () => JSON.parse((await lines.next()).value as string) as Record<string, number>;
     const { port } = await next();
