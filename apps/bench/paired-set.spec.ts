@@ -14,11 +14,13 @@ describe('renderPairedSet', () => {
       { scenario: 'streaming', engine: 'http', summary: summary(3.2, 3.3, 1.031), withinBudget: true },
       { scenario: 'non-streaming', engine: 'stub', summary: summary(100, 120, 1.2), withinBudget: false },
       { scenario: 'idle', engine: 'stub', summary: summary(16_384, 20_480, 1.25), withinBudget: true },
+      { scenario: 'idle', engine: 'http', summary: summary(20_480, 20_275, 0.99), withinBudget: true },
     ];
     const text = renderPairedSet(rows, '/tmp/before', '/work/after');
     expect(text).toContain('A (before): /tmp/before');
     expect(text).toMatch(/CPU µs per streamed chunk\s+http\s+3\.20\s+3\.30\s+1\.031\s+1\.011–1\.051\s+within \(1\.05\)/);
     expect(text).toMatch(/CPU µs per non-streaming request\s+stub\s+100\.00\s+120\.00\s+1\.200\s+.*over \(1\.10\)/);
     expect(text).toMatch(/heap KB per idle stream\s+stub\s+16\.0\s+20\.0\s+\+4\.0 KB\s+.*within \(\+6 KB\)/);
+    expect(text).toMatch(/heap KB per idle stream\s+http\s+20\.0\s+19\.8\s+-0\.2 KB/);
   });
 });

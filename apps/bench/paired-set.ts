@@ -64,7 +64,8 @@ export function renderPairedSet(rows: readonly PairedSetRow[], before: string, a
     rows.map(({ scenario, engine, summary, withinBudget }) => {
       const verdict = withinBudget ? 'within' : 'over';
       if (scenario === 'idle') {
-        return ['heap KB per idle stream', engine, kb(summary.a.median), kb(summary.b.median), `+${kb(summary.b.median - summary.a.median)} KB`, '', `${verdict} (+6 KB)`];
+        const delta = summary.b.median - summary.a.median;
+        return ['heap KB per idle stream', engine, kb(summary.a.median), kb(summary.b.median), `${delta < 0 ? '-' : '+'}${kb(Math.abs(delta))} KB`, '', `${verdict} (+6 KB)`];
       }
       const measure = scenario === 'streaming' ? 'CPU µs per streamed chunk' : 'CPU µs per non-streaming request';
       const limit = scenario === 'streaming' ? '1.05' : '1.10';

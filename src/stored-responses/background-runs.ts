@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, type OperatorFunction, type Subscription } from 'rxjs';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { LifecycleService } from '../lifecycle/lifecycle.service.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
@@ -8,6 +8,7 @@ import type { StreamEvent } from '../streaming/stream-event.js';
 import type { ResponseScope } from './response-scope.js';
 import type { ResponseObject, StoredEvent } from './response-store.js';
 import { FINAL_EVENTS, finalResponse } from './stored-responses-protocol.js';
+import { RunReport } from './run-report.js';
 import type { StoredResponses } from './stored-responses.js';
 
 /** One background response to run: its first state (kept already), its accepted generation, its encoder. */
@@ -35,8 +36,6 @@ export interface StartedRun {
 
 /** Tries at the final writes when the store fails (100, 200, 400 ms apart). */
 const FINAL_ATTEMPTS = 3;
-/** Events kept for a run's reporting before anyone subscribed to it (the route subscribes at once). */
-const MAX_UNREPORTED = 1024;
 
 /**
  * Runs background responses with nobody connected: the generation's frames (keep-alives
@@ -190,58 +189,5 @@ class RunningResponse {
 
   private cutShort(): ResponseObject {
     return { ...this.state, status: 'failed', output: this.finishedItems, error: { code: 'server_error', message: 'The generation ended early.' } };
-  }
-}
-
-/**
- * A run's engine events for its request's interceptors: passed on as they come once someone
- * listens, kept (a bounded number) until then; ended when the run's events end, or when it is
- * cancelled.
- */
-class RunReport {
-  private listener?: Subscriber<EngineEvent>;
-  private early: EngineEvent[] = [];
-  private ending?: { error?: unknown };
-
-  readonly events$ = new Observable<EngineEvent>((subscriber) => {
-    for (const event of this.early) subscriber.next(event);
-    this.early = [];
-    if (this.ending !== undefined) {
-      if ('error' in this.ending) subscriber.error(this.ending.error);
-      else subscriber.complete();
-      return;
-    }
-    this.listener = subscriber;
-    return () => {
-      this.listener = undefined;
-    };
-  });
-
-  tap(events$: Observable<EngineEvent>): Observable<EngineEvent> {
-    return new Observable<EngineEvent>((subscriber) =>
-      events$.subscribe({
-        next: (event) => {
-          if (this.listener) this.listener.next(event);
-          else if (this.early.length < MAX_UNREPORTED) this.early.push(event);
-          subscriber.next(event);
-        },
-        error: (error: unknown) => {
-          this.end({ error });
-          subscriber.error(error);
-        },
-        complete: () => {
-          this.end();
-          subscriber.complete();
-        },
-      }),
-    );
-  }
-
-  end(ending: { error?: unknown } = {}): void {
-    if (this.ending !== undefined) return;
-    this.ending = ending;
-    if (this.listener === undefined) return;
-    if ('error' in ending) this.listener.error(ending.error);
-    else this.listener.complete();
   }
 }
