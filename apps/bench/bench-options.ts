@@ -145,7 +145,7 @@ export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--id
   --ab DIR           instead of the scenarios: a paired A/B of the build in DIR (another
                      checkout, built) against this one, both gateways side by side taking turns:
                      CPU per streamed chunk and per non-streaming request, heap per idle stream,
-                     stub and HTTP engines, each against its budget (about 9 minutes; --quick: 1)
+                     stub and HTTP engines, each against its budget (about 11 minutes; --quick: 1)
 
 Starts the mock upstream and gateways (node dist/...) on loopback and measures, in one run, a
 client talking to the mock directly and through Gantry. See docs/benchmarks.md.`;

@@ -6,7 +6,7 @@
  * `npm run bench -- --ab DIR` runs the whole set (paired-set.ts); this runs one pair:
  *
  *   npm run build && node dist/apps/bench/paired-ab.js --a /path/to/other/checkout [--b .]
- *     [--scenario streaming|non-streaming|idle] [--engine stub|http] [--rounds 30] [--window-ms 500]
+ *     [--scenario streaming|paced-streaming|non-streaming|idle] [--engine stub|http] [--rounds 30] [--window-ms 500]
  *     [--concurrency 64] [--idle-streams 1000] [--node-flags='--cpu-prof --cpu-prof-dir=DIR'] [--gateway-cpus 1]
  *
  * Each checkout must be built (`dist/`); the workers and the load are this checkout's. Streaming
@@ -34,7 +34,7 @@ const { values } = parseArgs({
 const scenario = values.scenario as PairedScenario;
 if (values.a === undefined || !(scenario in PAIRED_UNITS) || !['stub', 'http'].includes(values.engine!)) {
   process.stderr.write(
-    'Usage: node dist/apps/bench/paired-ab.js --a DIR [--b DIR] [--scenario streaming|non-streaming|idle] [--engine stub|http] [--rounds N] [--window-ms MS] [--concurrency N] [--idle-streams N] [--node-flags=FLAGS] [--gateway-cpus LIST]\n',
+    'Usage: node dist/apps/bench/paired-ab.js --a DIR [--b DIR] [--scenario streaming|paced-streaming|non-streaming|idle] [--engine stub|http] [--rounds N] [--window-ms MS] [--concurrency N] [--idle-streams N] [--node-flags=FLAGS] [--gateway-cpus LIST]\n',
   );
   process.exit(2);
 }

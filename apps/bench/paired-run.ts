@@ -12,7 +12,7 @@ import { startMockUpstream } from '../mock-upstream/mock-upstream.js';
 import { chatBody } from './gateway-configs.js';
 import { pairedSummary, type PairedSummary } from './paired-summary.js';
 
-export type PairedScenario = 'streaming' | 'non-streaming' | 'idle';
+export type PairedScenario = 'streaming' | 'paced-streaming' | 'non-streaming' | 'idle';
 
 export interface PairedRunOptions {
   /** Checkouts with a built `dist/`: A (before) and B (after). */
@@ -33,6 +33,7 @@ export interface PairedRunOptions {
 /** What a paired figure measures, by scenario. */
 export const PAIRED_UNITS: Record<PairedScenario, string> = {
   streaming: 'gateway CPU µs per chunk',
+  'paced-streaming': 'gateway CPU µs per chunk',
   'non-streaming': 'gateway CPU µs per request',
   idle: 'heap bytes per idle stream',
 };
@@ -47,8 +48,9 @@ interface Worker {
 const WORKER_SCRIPT = fileURLToPath(new URL('./paired-ab-worker.js', import.meta.url));
 
 /**
- * Streaming: gateway CPU µs per chunk (256-token answers); non-streaming: per request (16
- * tokens); idle: the heap per open stream after full collections (an endless prefill).
+ * Streaming: gateway CPU µs per chunk (256-token answers as fast as they go); paced streaming:
+ * per chunk of 64-token answers 10 ms apart; non-streaming: per request (16 tokens); idle: the
+ * heap per open stream after full collections (an endless prefill).
  */
 export async function runPaired(options: PairedRunOptions): Promise<PairedSummary> {
   const { scenario, rounds, windowMs, concurrency, idleStreams } = options;
@@ -100,8 +102,10 @@ export async function runPaired(options: PairedRunOptions): Promise<PairedSummar
 
   /** Closed-loop load for `ms`: `concurrency` clients, each sending its next exchange when one ends. */
   async function load(worker: Worker, ms: number): Promise<number> {
-    const stream = scenario === 'streaming';
-    const body = chatBody(model, stream ? 256 : 16, stream);
+    const paced = scenario === 'paced-streaming';
+    const stream = paced || scenario === 'streaming';
+    // Paced: 64 tokens 10 ms apart, as a model writes them (one chunk per write); else as fast as they go.
+    const body = paced ? chatBody(`${model}-paced`, 64, true) : chatBody(model, stream ? 256 : 16, stream);
     const end = performance.now() + ms;
     let units = 0;
     await Promise.all(
