@@ -2,12 +2,12 @@ import type { ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { ThrottledWarning } from '../observability/logging/throttled-warning.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { LimitStore, type LimitStoreOperation } from './limit-store.js';
 
 const MINUTE_MS = 60_000;
 /** At most one warning about store failures per interval; the metric counts every one. */
-const WARNING_INTERVAL_MS = 10_000;
 const FAILED = Symbol('failed');
 
 /**
@@ -21,11 +21,9 @@ const FAILED = Symbol('failed');
 @Injectable()
 export class KeyLimiter {
   private readonly logger = new Logger('Gantry');
-  private warnedAt = -Infinity;
+  private readonly failures = new ThrottledWarning((message) => this.logger.warn(message));
   /** The stream slot each open response holds, by its response (see detachStreamSlot). */
   private readonly heldBy = new WeakMap<ServerResponse, () => void>();
-  /** Failures since the last warning. */
-  private unwarned = 0;
   /** A warning was logged and the store has not answered since. */
   private warned = false;
 
@@ -118,13 +116,7 @@ export class KeyLimiter {
 
   private failed(operation: LimitStoreOperation, error: Error): void {
     this.metrics.limitStoreErrors.inc({ operation });
-    this.unwarned += 1;
-    const now = Date.now();
-    if (now - this.warnedAt < WARNING_INTERVAL_MS) return;
-    const more = this.unwarned > 1 ? ` (${this.unwarned} failures since the last warning)` : '';
-    this.logger.warn(`The limit store failed (${operation}: ${error.message}); requests are let through without per-key limits${more}.`);
-    this.warnedAt = now;
-    this.unwarned = 0;
-    this.warned = true;
+    const message = (more: string) => `The limit store failed (${operation}: ${error.message}); requests are let through without per-key limits${more}.`;
+    if (this.failures.failure(message)) this.warned = true;
   }
 }

@@ -3,6 +3,7 @@ import type { Observable } from 'rxjs';
 import type { ApiKeyRing } from '../auth/api-key-ring.js';
 import { presentedKey } from '../auth/api-key.guard.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { ThrottledWarning } from '../observability/logging/throttled-warning.js';
 import type { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { NOT_KEPT, type ResponseKeeping } from '../protocols/openai-responses/response-object.js';
 import type { ResponsesInputItem } from '../protocols/openai-responses/responses-input.js';
@@ -28,7 +29,6 @@ export interface PreparedResponse {
 const RUNNING = new Set(['queued', 'in_progress']);
 /** A chain of `previous_response_id`s longer than this is refused (a loop, or a runaway client). */
 const MAX_CHAIN = 10_000;
-const WARNING_INTERVAL_MS = 10_000;
 /** Where a running background response keeps its lease (taken off before anyone reads it). */
 const LEASE_FIELD = 'gantry_lease_until';
 const LEASE_RENEWALS = 3;
@@ -61,8 +61,7 @@ export class StoredResponses {
   readonly renewalMs: number;
   /** A response continued this long after its last write is written again: a live conversation outlives the TTL. */
   private readonly refreshAfterMs: number;
-  private warnedAt = 0;
-  private unwarned = 0;
+  private readonly failures = new ThrottledWarning((message) => this.logger.warn(message));
 
   constructor(
     private readonly store: ResponseStore | undefined,
@@ -316,13 +315,7 @@ export class StoredResponses {
 
   private failed(operation: ResponseStoreOperation, error: Error): void {
     this.metrics.responseStoreErrors.inc({ operation });
-    this.unwarned += 1;
-    const now = Date.now();
-    if (now - this.warnedAt < WARNING_INTERVAL_MS) return;
-    const more = this.unwarned > 1 ? ` (${this.unwarned} failures since the last warning)` : '';
-    this.logger.warn(`The response store failed (${operation}: ${error.message})${more}.`);
-    this.warnedAt = now;
-    this.unwarned = 0;
+    this.failures.failure((more) => `The response store failed (${operation}: ${error.message})${more}.`);
   }
 }
 
