@@ -11,10 +11,10 @@ const summary = (a: number, b: number, ratio: number): PairedSummary => ({
 describe('renderPairedSet', () => {
   it('prints each pair with its ratio, and the idle heap as a difference in KB, each against its budget', () => {
     const rows: PairedSetRow[] = [
-      { scenario: 'streaming', engine: 'http', summary: summary(3.2, 3.3, 1.031), withinBudget: true },
-      { scenario: 'non-streaming', engine: 'stub', summary: summary(100, 120, 1.2), withinBudget: false },
-      { scenario: 'idle', engine: 'stub', summary: summary(16_384, 20_480, 1.25), withinBudget: true },
-      { scenario: 'idle', engine: 'http', summary: summary(20_480, 20_275, 0.99), withinBudget: true },
+      { scenario: 'streaming', engine: 'http', summary: summary(3.2, 3.3, 1.031), budget: { ratio: 1.05 }, withinBudget: true },
+      { scenario: 'non-streaming', engine: 'stub', summary: summary(100, 120, 1.2), budget: { ratio: 1.1 }, withinBudget: false },
+      { scenario: 'idle', engine: 'stub', summary: summary(16_384, 20_480, 1.25), budget: { bytes: 6 * 1024 }, withinBudget: true },
+      { scenario: 'idle', engine: 'http', summary: summary(20_480, 20_275, 0.99), budget: { bytes: 6 * 1024 }, withinBudget: true },
     ];
     const text = renderPairedSet(rows, '/tmp/before', '/work/after');
     expect(text).toContain('A (before): /tmp/before');

@@ -43,5 +43,5 @@ export function eventsDropped(after: number, firstKept: number): GatewayError {
 }
 
 export function storeUnavailable(cause: unknown): GatewayError {
-  return new GatewayError('unavailable', 'The response store is unavailable; retry later.', { code: 'response_store_unavailable', cause });
+  return new GatewayError('unavailable', 'The response store cannot be reached; retry shortly.', { code: 'response_store_unavailable', retryAfterSeconds: 1, cause });
 }

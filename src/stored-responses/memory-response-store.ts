@@ -177,9 +177,12 @@ export class MemoryResponseStore implements ResponseStore {
     }
     this.resize(entry, entry.bytes + added);
     this.touch(entry);
-    for (const follower of [...log.followers]) {
-      for (const copy of copies) if (copy.sequence >= follower.from) follower.subscriber.next(copy);
-      if (log.final) follower.subscriber.complete();
+    if (log.followers.size > 0) {
+      // A copy: a follower may leave while it is told.
+      for (const follower of [...log.followers]) {
+        for (const copy of copies) if (copy.sequence >= follower.from) follower.subscriber.next(copy);
+        if (log.final) follower.subscriber.complete();
+      }
     }
     this.enforceBounds();
   }

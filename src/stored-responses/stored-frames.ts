@@ -9,6 +9,9 @@ export function storedFrame(event: StoredEvent): SseFrame {
   return { event: event.event, data: event.data };
 }
 
+/** The error of a run whose replica stopped before it finished (its response turns `failed` with it). */
+export const LEFT_BEHIND = 'The gateway replica running this response stopped before it finished.';
+
 /** How a follower tells a run that its replica left (no event comes, and its lease ran out). */
 export interface LeftRunCheck {
   /** Whether the run was left. */
@@ -26,6 +29,7 @@ export interface LeftRunCheck {
 export function followedFrames(events$: Observable<StoredEvent>, after: number, left?: LeftRunCheck): Observable<SseFrame> {
   return new Observable<SseFrame>((subscriber) => {
     let last = after;
+    // One timer per follower, pushed back by each event (refresh), not one per event.
     let quiet: NodeJS.Timeout | undefined;
     const fail = (error: unknown) => {
       clearTimeout(quiet);
@@ -34,22 +38,20 @@ export function followedFrames(events$: Observable<StoredEvent>, after: number, 
       subscriber.next({ event: 'error', data: JSON.stringify(data) });
       subscriber.complete();
     };
-    const watch = () => {
-      if (left === undefined) return;
-      clearTimeout(quiet);
-      quiet = setTimeout(() => {
+    if (left !== undefined) {
+      const check = () =>
         void left.isLeft().then((gone) => {
           if (subscriber.closed) return;
-          if (!gone) return watch();
-          fail(new GatewayError('upstream', 'The gateway replica running this response stopped before it finished.', { code: 'response_abandoned' }));
+          if (gone) fail(new GatewayError('upstream', LEFT_BEHIND, { code: 'response_abandoned' }));
+          else quiet?.refresh();
         });
-      }, left.quietMs);
+      quiet = setTimeout(check, left.quietMs);
       quiet.unref();
-    };
+    }
     const subscription = events$.subscribe({
       next: (event) => {
         last = event.sequence;
-        watch();
+        quiet?.refresh();
         subscriber.next(storedFrame(event));
       },
       error: fail,
@@ -58,7 +60,6 @@ export function followedFrames(events$: Observable<StoredEvent>, after: number, 
         subscriber.complete();
       },
     });
-    watch();
     return () => {
       clearTimeout(quiet);
       subscription.unsubscribe();

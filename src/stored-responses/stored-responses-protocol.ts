@@ -67,14 +67,15 @@ export function keptBeforeFinal(keep: (response: ResponseObject) => Promise<void
       const subscription = frames$.subscribe({
         next: (frame) => {
           const event = 'event' in frame ? frame.event : undefined;
+          const final = event !== undefined && FINAL_EVENTS.has(event);
           // Deltas, the bulk of a stream, pass straight on; a `.done` (an item closing, maybe the
           // end's burst) and whatever follows it wait for the turn's end.
-          if (held.length === 0 && keeping === undefined && (event === undefined || !event.endsWith('.done')) && !(event !== undefined && FINAL_EVENTS.has(event))) {
+          if (held.length === 0 && keeping === undefined && !final && (event === undefined || !event.endsWith('.done'))) {
             subscriber.next(frame);
             return;
           }
           held.push(frame);
-          if (event !== undefined && FINAL_EVENTS.has(event) && keeping === undefined) {
+          if (final && keeping === undefined) {
             keeping = keep(finalResponse(frame as { data: string })).then(release);
           } else if (!releaseQueued && keeping === undefined) {
             releaseQueued = true;

@@ -8,9 +8,11 @@ import type { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { NOT_KEPT, type ResponseKeeping } from '../protocols/openai-responses/response-object.js';
 import type { ResponsesInputItem } from '../protocols/openai-responses/responses-input.js';
 import type { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
+import type { SseFrame } from '../protocols/sse/sse-frame.js';
 import { asInput, conversationOf, storedInputItems } from './conversation-items.js';
 import { ResponseScope } from './response-scope.js';
-import type { LeftRunCheck } from './stored-frames.js';
+import { storeUnavailable } from './event-log-rules.js';
+import { followedFrames, LEFT_BEHIND, type LeftRunCheck } from './stored-frames.js';
 import type { ResponseObject, ResponseStore, ResponseStoreOperation, StoredEvent, StoredItem, StoredResponse } from './response-store.js';
 
 /** A Responses request with its stored state read: what to decode, and how to keep the answer. */
@@ -36,7 +38,6 @@ const LEASE_RENEWALS = 3;
 const REFRESHED_FIELD = 'gantry_refreshed_at';
 const MIN_RENEWAL_MS = 1_000;
 const MAX_RENEWAL_MS = 15_000;
-const LEFT_BEHIND = 'The gateway replica running this response stopped before it finished.';
 /**
  * How long a cancel waits for the replica that runs the response to stop it, before writing
  * `cancelled` itself (that replica is gone). Longer than a Redis store's re-check of missed notices.
@@ -180,12 +181,12 @@ export class StoredResponses {
   }
 
   /** What a follower of a background response asks when no event comes for a while. */
-  leftRunCheck(scope: ResponseScope, id: string): LeftRunCheck {
+  private leftRunCheck(scope: ResponseScope, id: string): LeftRunCheck {
     return { isLeft: () => this.isLeft(scope, id), quietMs: (LEASE_RENEWALS + 1) * this.renewalMs };
   }
 
   /** Whether a background response's run was left by its replica (or the response is gone). */
-  async isLeft(scope: ResponseScope, id: string): Promise<boolean> {
+  private async isLeft(scope: ResponseScope, id: string): Promise<boolean> {
     try {
       const record = await this.retrieve(scope, id);
       return record.response.status === 'failed' && (record.response.error as { message?: string } | null)?.message === LEFT_BEHIND;
@@ -235,9 +236,12 @@ export class StoredResponses {
     return cancelled;
   }
 
-  /** A background response's events after `after`, then the live ones to the end (any replica's). */
-  events(scope: ResponseScope, id: string, after: number): Observable<StoredEvent> {
-    return this.requireStore().events(scope.id(id), after);
+  /**
+   * A background response's events after sequence `after`, then the live ones to the end (any
+   * replica's), as SSE frames; a run whose replica left ends them with an `error` event.
+   */
+  follow(scope: ResponseScope, id: string, after: number): Observable<SseFrame> {
+    return followedFrames(this.requireStore().events(scope.id(id), after), after, this.leftRunCheck(scope, id));
   }
 
   cancelRequests(scope: ResponseScope, id: string): Observable<void> {
@@ -305,11 +309,7 @@ export class StoredResponses {
     } catch (error) {
       if (error instanceof GatewayError) throw error;
       this.failed(operation, error as Error);
-      throw new GatewayError('unavailable', 'The response store cannot be reached; retry shortly.', {
-        code: 'response_store_unavailable',
-        retryAfterSeconds: 1,
-        cause: error,
-      });
+      throw storeUnavailable(error);
     }
   }
 

@@ -4,6 +4,7 @@ import { EmptyError } from 'rxjs';
 import { GatewayError, type FailureKind } from '../../errors/gateway-error.js';
 import { renderError } from '../../protocols/errors/render-error.js';
 import { dialectOfPath } from '../../protocols/generation-protocols.js';
+import { pathOf } from '../../routing/probe-paths.js';
 
 const KIND_BY_STATUS: Record<number, FailureKind> = {
   400: 'invalid_request',
@@ -50,14 +51,14 @@ export class ProtocolExceptionFilter implements ExceptionFilter {
       return new GatewayError(kind, this.clientMessage(exception, status));
     }
     if (!(exception instanceof EmptyError)) {
-      this.logger.error(`Unexpected failure on ${request.method} ${request.url.split('?')[0]}`, (exception as Error)?.stack);
+      this.logger.error(`Unexpected failure on ${request.method} ${pathOf(request.url)}`, (exception as Error)?.stack);
     }
     return new GatewayError('internal', 'The gateway failed to serve this request.');
   }
 
   /** An unknown route is 404; a known path with another method is 405 with `Allow`. */
   private notFound(request: FastifyRequest, reply: FastifyReply): GatewayError {
-    const path = request.url.split('?')[0];
+    const path = pathOf(request.url);
     const allowed = METHODS.filter((method) => request.server.hasRoute({ url: path, method }));
     if (allowed.length > 0) {
       void reply.header('allow', allowed.join(', '));

@@ -8,6 +8,7 @@ import { GenerationTelemetry, type LifecycleSignal } from '../../observability/g
 import { renderError } from '../../protocols/errors/render-error.js';
 import { dialectOfPath } from '../../protocols/generation-protocols.js';
 import type { ProtocolDescriptor } from '../../protocols/protocol-descriptor.js';
+import { pathOf } from '../../routing/probe-paths.js';
 import type { RequestGuard } from '../../routing/request-guard.js';
 import { validateRequestBody } from '../validation/request-validation.pipe.js';
 
@@ -161,7 +162,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 function answerUnhandled(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  logger.error(`The error answer failed on ${request.method} ${request.url.split('?')[0]}`, (error as Error)?.stack);
+  logger.error(`The error answer failed on ${request.method} ${pathOf(request.url)}`, (error as Error)?.stack);
   if (reply.sent || reply.raw.headersSent) {
     if (!reply.raw.writableEnded) reply.raw.destroy();
     return;

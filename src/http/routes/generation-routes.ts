@@ -14,7 +14,6 @@ import type { GenerationBody, ProtocolDescriptor, ProtocolSettings } from '../..
 import { responseObject, type ResponseEnvelope } from '../../protocols/openai-responses/response-object.js';
 import { KeyLimiter } from '../../auth/key-limiter.js';
 import { BackgroundRuns } from '../../stored-responses/background-runs.js';
-import { followedFrames } from '../../stored-responses/stored-frames.js';
 import type { ResponseObject } from '../../stored-responses/response-store.js';
 import { storedResponsesProtocol } from '../../stored-responses/stored-responses-protocol.js';
 import { StoredResponses, type PreparedResponse } from '../../stored-responses/stored-responses.js';
@@ -102,7 +101,7 @@ export class GenerationRoutes {
     return afterPromise(start, ({ response, run }) =>
       merge(
         body.stream === true
-          ? this.responder.sseFrames(reply, followedFrames(this.stored.events(prepared.scope, response.id, -1), -1, this.stored.leftRunCheck(prepared.scope, response.id)))
+          ? this.responder.sseFrames(reply, this.stored.follow(prepared.scope, response.id, -1))
           : this.responder.sendJson(reply, response),
         run.events$,
       ),

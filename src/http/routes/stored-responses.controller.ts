@@ -3,7 +3,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { inputItemsPage, startingAfter, type InputItemsQuery, type ItemPage } from '../../stored-responses/input-items-page.js';
 import type { ResponseObject } from '../../stored-responses/response-store.js';
-import { followedFrames } from '../../stored-responses/stored-frames.js';
 import { StoredResponses } from '../../stored-responses/stored-responses.js';
 import { StreamResponder } from '../streaming/stream-responder.js';
 
@@ -32,7 +31,7 @@ export class StoredResponsesController {
       throw new GatewayError('invalid_request', 'Only background responses can be streamed again; retrieve this one without stream.', { param: 'stream' });
     }
     const after = startingAfter(query.starting_after);
-    this.responder.sseFrames(reply, followedFrames(this.stored.events(scope, id, after), after, this.stored.leftRunCheck(scope, id))).subscribe();
+    this.responder.sseFrames(reply, this.stored.follow(scope, id, after)).subscribe();
   }
 
   @Get(':id/input_items')
