@@ -48,7 +48,7 @@ const CANCEL_WAIT_MS = 8_000;
  * The stateful half of the Responses API over a ResponseStore: reads what a request continues
  * (`previous_response_id`, `item_reference`), keeps answers, and serves the read, delete and
  * cancel routes. Without a store (`responses.store: off`) it passes requests through untouched
- * and the decoder refuses the stateful fields as before.
+ * and the decoder refuses the stateful fields.
  *
  * Reads that a request needs fail it with 503 when the store cannot be reached; keeping an
  * answer does not: the client gets its answer, the failure is counted and logged.

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { inputItemsPage, startingAfter, type InputItemsQuery, type ItemPage } from '../../stored-responses/input-items-page.js';
+import { inputItemsPage, startingAfter, type InputItemsQuery, type ItemPage } from '../../stored-responses/response-queries.js';
 import type { ResponseObject } from '../../stored-responses/response-store.js';
 import { StoredResponses } from '../../stored-responses/stored-responses.js';
 import { StreamResponder } from '../streaming/stream-responder.js';

@@ -44,8 +44,6 @@ export class StreamResponder {
     encode: OperatorFunction<StreamEvent, SseFrame>,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
-      // A client already gone (it hung up while a guard asked its store, or while the prompt was
-      // counted) starts no work, and gives its admission place back.
       const opened = this.openSse(reply, () => subscriber.complete(), abandon);
       if (opened === undefined) return;
       const { response, writer, onClose } = opened;

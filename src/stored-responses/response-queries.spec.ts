@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inputItemsPage, startingAfter } from './input-items-page.js';
+import { inputItemsPage, startingAfter } from './response-queries.js';
 
 const items = ['a', 'b', 'c'].map((id) => ({ id, type: 'message' }));
 

@@ -1,6 +1,8 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { StoredItem } from './response-store.js';
 
+// The queries of the stored-response routes: a page of input items, and where a resumed stream starts.
+
 /** `GET /v1/responses/{id}/input_items` query, as sent. */
 export interface InputItemsQuery {
   limit?: unknown;
