@@ -11,6 +11,7 @@ import { generationRequest } from './support/requests.js';
 import { postSse, type SseExchange } from './support/sse-client.js';
 
 const ask = (text: string) => [{ role: 'user' as const, content: text }];
+const NO_THINKING = { chat_template_kwargs: { enable_thinking: false } };
 const behaving = (behaviour: Partial<MockBehaviour>) => ({ 'x-mock-behaviour': JSON.stringify(behaviour) });
 const isHeartbeat = (chunk: Record<string, any>) =>
   chunk.choices?.length === 1 && Object.keys(chunk.choices[0].delta).length === 0 && chunk.choices[0].finish_reason === null;
@@ -45,6 +46,7 @@ describe('one upstream per model', () => {
         { name: 'fast-streamed', ...upstream, nonStreaming: 'stream' },
         { name: 'thinker', ...upstream, headers: behaving({ reasoning: 'first think', reasoningField: 'reasoning' }) },
         { name: 'thinker-llama', ...upstream, headers: behaving({ reasoning: 'first think', reasoningField: 'reasoning_content' }) },
+        { name: 'thinker-hinted', ...upstream, headers: behaving({ reasoning: 'first think' }), disableReasoningWith: NO_THINKING },
         { name: 'timed', ...upstream, headers: behaving({ prefillMs: 300, tokenIntervalMs: 50 }) },
         { name: 'silent-prefill', ...upstream, headers: behaving({ prefillMs: 2000 }) },
         { name: 'refused', engine: 'http', upstreams: [refused], healthCheckIntervalMs: 0 },
@@ -126,7 +128,7 @@ describe('one upstream per model', () => {
       expect(called.choices[0].finish_reason).toBe('tool_calls');
       expect(called.choices[0].message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'get_forecast', arguments: '{"city":"Paris"}' } });
       const thinking = await new Anthropic({ baseURL: gateway.url, apiKey: 'unused', maxRetries: 0 }).messages.create({
-        model: 'thinker-llama', max_tokens: 50, messages: ask('the answer'),
+        model: 'thinker-llama', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: ask('the answer'),
       });
       expect(thinking.content.map((block) => block.type)).toEqual(['thinking', 'text']);
       expect(main.state.received.at(-1)!.body).toMatchObject({ stream: false });
@@ -177,7 +179,9 @@ describe('one upstream per model', () => {
       const text = await anthropic().messages.stream({ model: 'fast', max_tokens: 50, messages: ask('one two three') }).finalMessage();
       expect(text).toMatchObject({ content: [{ type: 'text', text: 'one two three' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 3 } });
       for (const model of ['thinker', 'thinker-llama']) {
-        const thought = await anthropic().messages.stream({ model, max_tokens: 50, messages: ask('the answer') }).finalMessage();
+        const thought = await anthropic()
+          .messages.stream({ model, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: ask('the answer') })
+          .finalMessage();
         expect(thought.content.map((block) => (block.type === 'thinking' ? block.thinking : block.type === 'text' ? block.text : block.type))).toEqual([
           'first think',
           'the answer',
@@ -192,6 +196,36 @@ describe('one upstream per model', () => {
       expect(limited).toMatchObject({ stop_reason: 'max_tokens', content: [{ type: 'text', text: 'a b' }] });
       const stopped = await anthropic().messages.create({ model: 'fast', max_tokens: 50, stop_sequences: ['END'], messages: ask('alpha END beta') });
       expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END', content: [{ type: 'text', text: 'alpha ' }] });
+    });
+
+    it('Messages without thinking: no thinking shown, and the upstream told not to reason where the model is configured so', async () => {
+      const sent = () => main.state.received.at(-1)!.body as Record<string, unknown>;
+      const whole = await anthropic().messages.create({ model: 'thinker', max_tokens: 50, messages: ask('the answer') });
+      expect(sent()).not.toHaveProperty('chat_template_kwargs');
+      const streamed = await anthropic().messages.stream({ model: 'thinker', max_tokens: 50, messages: ask('the answer') }).finalMessage();
+      for (const message of [whole, streamed]) {
+        expect(message.content).toEqual([{ type: 'text', text: 'the answer' }]);
+        // The reasoning was generated: its tokens count as output, as Anthropic counts them.
+        expect(message.usage.output_tokens).toBe(4);
+      }
+
+      const hinted = await anthropic().messages.stream({ model: 'thinker-hinted', max_tokens: 50, messages: ask('the answer') }).finalMessage();
+      expect(sent()).toMatchObject(NO_THINKING);
+      expect(hinted).toMatchObject({ content: [{ type: 'text', text: 'the answer' }], usage: { output_tokens: 2 } });
+      await anthropic().messages.create({ model: 'thinker-hinted', max_tokens: 50, thinking: { type: 'disabled' }, messages: ask('the answer') });
+      expect(sent()).toMatchObject(NO_THINKING);
+
+      const asked = await anthropic().messages.create({
+        model: 'thinker-hinted', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: ask('the answer'),
+      });
+      expect(sent()).not.toHaveProperty('chat_template_kwargs');
+      expect(asked.content.map((block) => block.type)).toEqual(['thinking', 'text']);
+      // Chat Completions shows reasoning unless told not to reason.
+      await client.chat.completions.create({ model: 'thinker-hinted', messages: ask('the answer') });
+      expect(sent()).not.toHaveProperty('chat_template_kwargs');
+      const off = await client.chat.completions.create({ model: 'thinker-hinted', reasoning_effort: 'none', messages: ask('the answer') });
+      expect(sent()).toMatchObject(NO_THINKING);
+      expect(off.choices[0].message).toEqual(expect.not.objectContaining({ reasoning_content: expect.anything() }));
     });
 
     it('Responses: text with usage, reasoning from either field as a reasoning item, function calls, incomplete at max_output_tokens', async () => {

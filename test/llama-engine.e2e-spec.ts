@@ -31,6 +31,7 @@ beforeAll(async () => {
       { name: 'tiny', engine: 'llama', modelPath, threads: 1, sequences: 2, contextSize: 1024 },
       { name: 'tiny-single', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 4096 },
       { name: 'tiny-prefill', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 4096, batchSize: 32, gpu: false },
+      { name: 'tiny-no-think', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 256, disableReasoning: true },
     ],
   });
   client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -287,6 +288,37 @@ describe('the llama engine itself', () => {
     expect(text).toContain('<tool_response>\n{"celsius":21}\n</tool_response>');
     expect(text.endsWith('</tool_response><|im_end|>\n<|im_start|>assistant\n')).toBe(true);
     expect(prompt.offersTools).toBe(true);
+  });
+
+  it('with disableReasoning, starts an answer the client did not ask reasoning of after an empty, closed thought', () => {
+    const render = (overrides: Parameters<typeof generationRequest>[0]) => {
+      const prompt = renderChatPrompt(engineOf('tiny').chatWrapper, engineOf('tiny').model.tokenizer, generationRequest(overrides), true);
+      return { text: engineOf('tiny').model.detokenize(prompt.tokens, true), startsInReasoning: prompt.startsInReasoning };
+    };
+    expect(render({ reasoningOutput: 'hide' })).toEqual({ text: expect.stringMatching(/<\|im_start\|>assistant\n<think>\n\n<\/think>\n\n$/), startsInReasoning: false });
+    expect(render({ reasoning: { enabled: false } }).text).toMatch(/assistant\n<think>\n\n<\/think>\n\n$/);
+    // A thought the prompt opened is closed.
+    expect(render({ reasoningOutput: 'hide', messages: [userMessage('hi'), { role: 'assistant', content: '<think>' }] })).toEqual({
+      text: expect.stringMatching(/assistant\n<think>\n<\/think>\n\n$/),
+      startsInReasoning: false,
+    });
+    // Asked for, or not said: the template's own prompt.
+    expect(render({ reasoningOutput: 'show', reasoning: { enabled: true } }).text).toMatch(/<\|im_start\|>assistant\n$/);
+    expect(render({}).text).toMatch(/<\|im_start\|>assistant\n$/);
+  });
+
+  it('with disableReasoning, a request with reasoning off gets an answer where the prompt had opened a thought', async () => {
+    const ask = (model: string) =>
+      client.chat.completions.create({
+        model, max_tokens: 6, seed: 3, reasoning_effort: 'none',
+        messages: [{ role: 'user', content: 'Think about it' }, { role: 'assistant', content: '<think>' }],
+      });
+    const [plain, closed] = await Promise.all([ask('tiny'), ask('tiny-no-think')]);
+    const reasoningOf = (answer: OpenAI.ChatCompletion) => (answer.choices[0].message as { reasoning_content?: string }).reasoning_content;
+    expect(reasoningOf(plain)?.length).toBeGreaterThan(0);
+    expect(plain.choices[0].message.content ?? '').toBe('');
+    expect(reasoningOf(closed)).toBeUndefined();
+    expect(closed.choices[0].message.content?.length).toBeGreaterThan(0);
   });
 
   it('closes while a generation runs: the stream fails in-band and nothing crashes', async () => {

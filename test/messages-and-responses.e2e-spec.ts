@@ -8,6 +8,7 @@ const MODELS = [
   { name: 'stub', engine: 'stub' },
   { name: 'slow', engine: 'stub', prefillMs: 1000, tokenIntervalMs: 200 },
   { name: 'thinker', engine: 'stub', reasoning: 'weigh it first' },
+  { name: 'slow-thinker', engine: 'stub', reasoning: 'one two three four five six seven eight nine ten', tokenIntervalMs: 40 },
   { name: 'flaky', engine: 'stub', prefillMs: 250, failAfterTokens: 1, failWith: 'overloaded' },
   { name: 'single', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 0 },
 ];
@@ -59,6 +60,22 @@ describe('Anthropic Messages with @anthropic-ai/sdk', () => {
     expect(message.content[0]).toMatchObject({ type: 'thinking', thinking: 'weigh it first', signature: expect.any(String) });
     expect(streamedText).toBe('the verdict');
     expect(message.usage).toMatchObject({ input_tokens: 5, output_tokens: 5 });
+  });
+
+  it('sends no thinking block without thinking enabled, streamed or whole; the usage counts the reasoning', async () => {
+    const request = { model: 'thinker', max_tokens: 100, messages: [{ role: 'user' as const, content: 'the verdict' }] };
+    const answers = [
+      await anthropic.messages.create(request),
+      await anthropic.messages.create({ ...request, thinking: { type: 'disabled' } }),
+      await anthropic.messages.stream(request).finalMessage(),
+      await anthropic.messages.stream({ ...request, thinking: { type: 'disabled' } }).finalMessage(),
+    ];
+    for (const message of answers) {
+      expect(message.content).toEqual([{ type: 'text', text: 'the verdict' }]);
+      expect(message.usage.output_tokens).toBe(5);
+    }
+    const adaptive = await anthropic.messages.create({ ...request, thinking: { type: 'adaptive' } } as Anthropic.MessageCreateParamsNonStreaming);
+    expect(adaptive.content.map((block) => block.type)).toEqual(['thinking', 'text']);
   });
 
   it('calls a tool with tool_choice, and takes the tool result back to a text answer', async () => {
@@ -229,6 +246,19 @@ describe('the wire frames of the heartbeats', () => {
     expect(names.slice(firstBlock)).not.toContain('ping');
     expect(names.slice(-2)).toEqual(['message_delta', 'message_stop']);
     expect(events(exchange.frames).every((frame) => JSON.parse(frame.data).type === frame.event)).toBe(true);
+  });
+
+  it('Anthropic without thinking: the pings go on through reasoning the client is not shown', async () => {
+    // The first reasoning token comes at 40 ms, before the first ping is due (100 ms); the answer after 400 ms.
+    const body = { model: 'slow-thinker', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'a b' }] };
+    const exchange = await postSse(`${gateway.url}/v1/messages`, body);
+    const frames = events(exchange.frames);
+    const names = frames.map((frame) => frame.event);
+    const firstBlock = names.indexOf('content_block_start');
+    expect(names.slice(1, firstBlock).filter((name) => name === 'ping').length).toBeGreaterThanOrEqual(2);
+    const blocks = frames.flatMap((frame) => (frame.event === 'content_block_start' ? [JSON.parse(frame.data).content_block.type] : []));
+    expect(blocks).toEqual(['text']);
+    expect(JSON.parse(frames.find((frame) => frame.event === 'message_delta')!.data).usage.output_tokens).toBe(12);
   });
 
   it('Responses: created, then in_progress beats until the first item; gapless sequence numbers; one id', async () => {

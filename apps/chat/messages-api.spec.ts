@@ -18,12 +18,12 @@ const messageStart = frame('message_start', {
 });
 
 describe('messagesApi', () => {
-  it('sends max_tokens (1024 by default), the system prompt and the version header', () => {
+  it('sends max_tokens (1024 by default), the system prompt, the version header, and asks for thinking', () => {
     const request = messagesApi.buildRequest({ model: 'slow', system: 'be brief', messages: [{ role: 'user', content: 'hi' }] });
     expect(request).toEqual({
       path: '/v1/messages',
       headers: { 'anthropic-version': '2023-06-01' },
-      body: { model: 'slow', max_tokens: 1024, system: 'be brief', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      body: { model: 'slow', max_tokens: 1024, system: 'be brief', messages: [{ role: 'user', content: 'hi' }], stream: true, thinking: { type: 'adaptive' } },
     });
     expect(messagesApi.buildRequest({ model: 'slow', maxTokens: 7, messages: [] }).body.max_tokens).toBe(7);
   });

@@ -39,6 +39,8 @@ export const messagesApi: GatewayApi = {
       max_tokens: input.maxTokens ?? DEFAULT_MESSAGES_MAX_TOKENS,
       messages: input.messages,
       stream: true,
+      // The terminal shows reasoning (on stderr); Messages sends thinking only when asked for it.
+      thinking: { type: 'adaptive' },
     };
     if (input.system !== undefined) body.system = input.system;
     return { path: '/v1/messages', headers: { 'anthropic-version': '2023-06-01' }, body };

@@ -44,19 +44,22 @@ interface ChatBody {
   max_tokens?: number;
   max_completion_tokens?: number;
   stop?: string | string[];
+  chat_template_kwargs?: { enable_thinking?: unknown };
 }
 
 /**
  * Plans an answer. With tools offered (and tool_choice not `none`) and a last user message that
  * is a JSON object, it calls the named (or first) tool with that object, in three fragments.
  * Otherwise it answers `tokens` times `word`, or echoes the last user message word by word.
- * Reasoning comes first. `max_tokens` counts every chunk (finish `length`); `stop` strings cut
+ * Reasoning comes first, unless `chat_template_kwargs.enable_thinking` is false (a Qwen3 template
+ * then skips it). `max_tokens` counts every chunk (finish `length`); `stop` strings cut
  * the content (finish `stop`, `stopReason` set).
  */
 export function planAnswer(body: ChatBody, behaviour: MockBehaviour, callId: string): MockAnswer {
   const messages = body.messages ?? [];
   const promptTokens = messages.reduce((sum, message) => sum + words(textOf(message.content)).length, 0);
-  const reasoning = words(behaviour.reasoning ?? '').map((text): MockStep => ({ kind: 'reasoning', text }));
+  const thinks = body.chat_template_kwargs?.enable_thinking !== false;
+  const reasoning = words((thinks && behaviour.reasoning) || '').map((text): MockStep => ({ kind: 'reasoning', text }));
   const base = { stopReason: null, promptTokens, reasoningTokens: reasoning.length };
 
   const toolCall = plannedToolCall(body, callId);

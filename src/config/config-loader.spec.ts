@@ -36,6 +36,17 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads an http model\'s disableReasoningWith, and refuses one that is empty or names a field Gantry writes', () => {
+    const fleet = { name: 'fleet', engine: 'http', upstreams: ['http://a/v1'] };
+    const hint = { chat_template_kwargs: { enable_thinking: false } };
+    expect(parseConfig({ models: [{ ...fleet, disableReasoningWith: hint }] }).models[0]).toMatchObject({ disableReasoningWith: hint });
+    for (const disableReasoningWith of [{}, { max_tokens: 0 }, 'no-thinking', [hint]]) {
+      expect(configProblemsOf({ models: [{ ...fleet, disableReasoningWith }] })).toEqual([
+        expect.stringMatching(/^models\[0\]\.disableReasoningWith must be a mapping of request fields such as .*none of Gantry's own \(model, messages, /),
+      ]);
+    }
+  });
+
   it('names the field at fault', () => {
     expect(configProblemsOf({ models: [{ name: 'a', engine: 'stub', prefillMs: -1 }] })).toEqual([
       'models[0].prefillMs must not be less than 0',

@@ -14,6 +14,13 @@ export interface GenerationRequest {
   /** Whether the client wants reasoning output (a thinking budget, reasoning effort). */
   reasoning?: { enabled: boolean; budgetTokens?: number };
   /**
+   * Whether reasoning reaches the client: `hide` where its API sends none unless asked (Messages
+   * without `thinking` enabled). Hidden reasoning is dropped before the keep-alive and the
+   * encoders, so it neither shows nor ends the heartbeats; its tokens still count as output.
+   * Absent: shown.
+   */
+  reasoningOutput?: 'show' | 'hide';
+  /**
    * False when the client reads the answer whole (a non-streaming request): an engine may then
    * produce it in one piece (the HTTP engine asks its upstream for one JSON answer). Absent: streamed.
    */
@@ -83,6 +90,14 @@ export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
   | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+/**
+ * The client did not ask for reasoning: it turned it off, or would not be shown it. An engine
+ * configured with a way to tell its model not to reason uses it for such a request.
+ */
+export function reasoningUnwanted(request: GenerationRequest): boolean {
+  return request.reasoning?.enabled === false || request.reasoningOutput === 'hide';
+}
 
 /** The text of a user message, its text parts joined. */
 export function textOf(message: UserMessage): string {

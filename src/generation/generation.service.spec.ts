@@ -64,6 +64,32 @@ describe('GenerationService.accept', () => {
   });
 });
 
+describe('GenerationService and hidden reasoning', () => {
+  const usage = { promptTokens: 2, completionTokens: 3, cachedTokens: 0, reasoningTokens: 2 };
+  const generation: EngineEvent[] = [
+    { type: 'reasoning', text: 'hm' },
+    { type: 'reasoning', text: ' so' },
+    { type: 'text', text: 'yes' },
+    { type: 'done', finishReason: 'stop', usage },
+  ];
+
+  it.each([
+    ['hide', generation.slice(2)],
+    ['show', generation],
+    [undefined, generation],
+  ] as const)('reasoningOutput %s: the events the client is to see, usage unchanged', async (reasoningOutput, expected) => {
+    const engine = new ManualEngine();
+    const accepted = await serviceWith(engine).accept(generationRequest({ model: 'manual', reasoningOutput }), {
+      telemetry: new GenerationTelemetry('messages'),
+      stream: true,
+    });
+    const seen: EngineEvent[] = [];
+    accepted.events$.subscribe((event) => seen.push(event));
+    for (const event of generation) engine.events.next(event);
+    expect(seen).toEqual(expected);
+  });
+});
+
 describe('GenerationService across a reload', () => {
   const manual = (name: string) => ({ name, engine: 'stub' }) as ModelConfig;
 

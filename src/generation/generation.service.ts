@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Observable } from 'rxjs';
+import { filter, Observable } from 'rxjs';
 import type { AdmissionTicket } from '../admission/model-admission.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
@@ -41,7 +41,8 @@ export interface AcceptOptions {
 /**
  * The protocol-neutral half of every API: finds the model, refuses what cannot be admitted
  * (limits, a full queue: all before the stream opens, so they get real HTTP statuses), and wires
- * admission to the engine. Unsubscribing `events$` leaves the queue or cancels the engine work.
+ * admission to the engine; `events$` holds what the client is to see (reasoning it asked not to
+ * see left out). Unsubscribing `events$` leaves the queue or cancels the engine work.
  * It writes the model and engine, acceptance and admission into the request's telemetry; the
  * pipeline folds in the events, the responder the heartbeats.
  */
@@ -67,7 +68,10 @@ export class GenerationService {
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
     // The trace context the tracing interceptor wrote goes on to the engine (HTTP upstreams continue the trace).
     const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders };
-    const work$ = model.engine.generate(traced);
+    const generated$ = model.engine.generate(traced);
+    // Hidden here, before the responder's keep-alive and fold: reasoning the client never sees
+    // must not end its heartbeats. Usage still counts its tokens (they were generated).
+    const work$ = traced.reasoningOutput === 'hide' ? generated$.pipe(filter((event) => event.type !== 'reasoning')) : generated$;
     const release = model.hold();
     let ticket: AdmissionTicket;
     try {

@@ -1,8 +1,14 @@
-import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateBy } from 'class-validator';
 import { IsStringRecord } from '../string-record.validator.js';
 import { ModelConfigBase } from './model-config-base.js';
 
 export const ROUTING_POLICIES = ['least-outstanding', 'prefix-affinity'] as const;
+
+/** The fields Gantry writes into an upstream request itself; `disableReasoningWith` may not name them. */
+export const GANTRY_UPSTREAM_FIELDS = [
+  'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'temperature', 'top_p', 'top_k', 'seed', 'stop',
+  'frequency_penalty', 'presence_penalty', 'response_format', 'tools', 'tool_choice', 'parallel_tool_calls',
+] as const;
 export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
 
 /**
@@ -37,6 +43,17 @@ export class HttpModelConfig extends ModelConfigBase {
   @IsOptional()
   @IsStringRecord()
   headers?: Record<string, string>;
+
+  /**
+   * Fields added to the upstream request when the client did not ask for reasoning (a Messages
+   * request without `thinking` enabled, `reasoning_effort: none`), so that the model does not
+   * spend tokens on reasoning nobody will read: `{chat_template_kwargs: {enable_thinking: false}}`
+   * for Qwen3-style templates on vLLM, SGLang or llama.cpp's server.
+   * Absent: requests go as they came (an upstream that refuses unknown fields stays served).
+   */
+  @IsOptional()
+  @IsExtraUpstreamFields()
+  disableReasoningWith?: Record<string, unknown>;
 
   /**
    * How a client's non-streaming request is asked of the upstream: `json` (one JSON answer, the
@@ -120,4 +137,22 @@ export class HttpModelConfig extends ModelConfigBase {
   @IsInt()
   @Min(1)
   ejectionMaxMs: number = 60_000;
+}
+
+/** A non-empty mapping of request fields that Gantry does not write itself (`disableReasoningWith`). */
+function IsExtraUpstreamFields(): PropertyDecorator {
+  const own = new Set<string>(GANTRY_UPSTREAM_FIELDS);
+  return ValidateBy({
+    name: 'isExtraUpstreamFields',
+    validator: {
+      validate: (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        !Array.isArray(value) &&
+        Object.keys(value).length > 0 &&
+        Object.keys(value).every((key) => !own.has(key)),
+      defaultMessage: (args) =>
+        `${args?.property} must be a mapping of request fields such as { chat_template_kwargs: { enable_thinking: false } }, none of Gantry's own (${GANTRY_UPSTREAM_FIELDS.join(', ')})`,
+    },
+  });
 }

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Equals, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Min, ValidateBy } from 'class-validator';
+import { Equals, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Min, ValidateBy } from 'class-validator';
 import { ModelConfigBase } from './model-config-base.js';
 
 export const LLAMA_GPU_KINDS = ['auto', 'cuda', 'vulkan', 'metal', false] as const;
@@ -46,6 +46,15 @@ export class LlamaModelConfig extends ModelConfigBase {
   @IsInt()
   @Min(1)
   threads: number = Math.min(4, availableParallelism());
+
+  /**
+   * For models that reason in `<think>` tags (Qwen3, QwQ, DeepSeek-R1): when the client did not ask
+   * for reasoning, the answer starts after an empty, closed thought (`<think>\n\n</think>\n\n`),
+   * as Qwen3's template does with `enable_thinking: false` and llama.cpp with a reasoning budget
+   * of 0, so the model answers at once. Off by default: other models would read the tags as text.
+   */
+  @IsBoolean()
+  disableReasoning: boolean = false;
 }
 
 /** The keyword `auto` or an integer >= 0 (`gpuLayers`). */

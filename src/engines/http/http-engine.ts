@@ -80,6 +80,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
           upstreamModel: this.config.upstreamModel ?? this.config.name,
           continuousUsage: this.config.continuousUsage,
           whole,
+          disableReasoningWith: this.config.disableReasoningWith,
         }),
       );
       // Measured prefill runs from here, across retries, as the client waits.

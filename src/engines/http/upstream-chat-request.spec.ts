@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { generationRequest, userMessage } from '../../../test/support/requests.js';
+import { GANTRY_UPSTREAM_FIELDS } from '../../config/models/http-model-config.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
 
 const options = { upstreamModel: 'meta-llama/Llama-3.1-8B-Instruct', continuousUsage: true, whole: false };
@@ -69,5 +70,31 @@ describe('toUpstreamChatRequest', () => {
       tool_choice: { type: 'function', function: { name: 'look' } },
       parallel_tool_calls: false,
     });
+  });
+
+  const noThinking = { chat_template_kwargs: { enable_thinking: false } };
+
+  it('tells the upstream not to reason only when configured and the client did not ask for reasoning', () => {
+    const hinted = { ...options, disableReasoningWith: noThinking };
+    expect(toUpstreamChatRequest(generationRequest({ reasoningOutput: 'hide' }), hinted)).toMatchObject(noThinking);
+    expect(toUpstreamChatRequest(generationRequest({ reasoning: { enabled: false } }), hinted)).toMatchObject(noThinking);
+    for (const asked of [generationRequest(), generationRequest({ reasoningOutput: 'show', reasoning: { enabled: true, budgetTokens: 1024 } })]) {
+      expect(toUpstreamChatRequest(asked, hinted)).not.toHaveProperty('chat_template_kwargs');
+    }
+    expect(toUpstreamChatRequest(generationRequest({ reasoningOutput: 'hide' }), options)).not.toHaveProperty('chat_template_kwargs');
+  });
+
+  it('writes no field outside GANTRY_UPSTREAM_FIELDS (the ones a configured hint may not name)', () => {
+    const full = toUpstreamChatRequest(
+      generationRequest({
+        tools: [{ name: 'look' }],
+        sampling: {
+          maxTokens: 1, temperature: 1, topP: 1, topK: 1, seed: 1, stop: ['x'], frequencyPenalty: 0, presencePenalty: 0,
+          responseFormat: { type: 'json_object' },
+        },
+      }),
+      options,
+    );
+    expect(Object.keys(full).filter((key) => !(GANTRY_UPSTREAM_FIELDS as readonly string[]).includes(key))).toEqual([]);
   });
 });

@@ -1,9 +1,4 @@
-import type {
-  ChatMessage,
-  GenerationRequest,
-  ResponseFormat,
-  ToolChoice,
-} from '../../engine/generation-request.js';
+import { reasoningUnwanted, type ChatMessage, type GenerationRequest, type ResponseFormat, type ToolChoice } from '../../engine/generation-request.js';
 
 /** How this fleet wants its requests: the name it knows the model by, and its usage support. */
 export interface UpstreamRequestOptions {
@@ -12,6 +7,8 @@ export interface UpstreamRequestOptions {
   continuousUsage: boolean;
   /** Ask for one JSON answer instead of a stream (vLLM refuses `stream_options` then). */
   whole: boolean;
+  /** Fields that tell this fleet's model not to reason, added when the client did not ask for reasoning. */
+  disableReasoningWith?: Record<string, unknown>;
 }
 
 /**
@@ -51,6 +48,8 @@ export function toUpstreamChatRequest(request: GenerationRequest, options: Upstr
     body.tool_choice = toUpstreamToolChoice(request.toolChoice);
     body.parallel_tool_calls = request.parallelToolCalls;
   }
+  // The configuration refuses fields Gantry writes itself, so these add and never replace.
+  if (options.disableReasoningWith && reasoningUnwanted(request)) Object.assign(body, options.disableReasoningWith);
   return body;
 }
 

@@ -80,7 +80,7 @@ export class LlamaEngine extends InferenceEngine {
 
   /** Exact: the prompt as the model's template renders it, tokenized by the model's tokenizer. */
   override async countPromptTokens(request: GenerationRequest): Promise<number> {
-    return renderChatPrompt(this.loaded.chatWrapper, this.loaded.model.tokenizer, request).tokens.length;
+    return renderChatPrompt(this.loaded.chatWrapper, this.loaded.model.tokenizer, request, this.config.disableReasoning).tokens.length;
   }
 
   generate(request: GenerationRequest): Observable<EngineEvent> {
@@ -89,7 +89,8 @@ export class LlamaEngine extends InferenceEngine {
         subscriber.error(new EngineError('overloaded', `Model '${this.config.name}' is shutting down.`));
         return;
       }
-      const generation = new LlamaGeneration({ loaded: this.loaded, pool: this.pool, counters: this.counters }, request, subscriber);
+      const deps = { loaded: this.loaded, pool: this.pool, counters: this.counters, disableReasoning: this.config.disableReasoning };
+      const generation = new LlamaGeneration(deps, request, subscriber);
       this.generations.add(generation);
       const run = generation.run().finally(() => {
         this.generations.delete(generation);

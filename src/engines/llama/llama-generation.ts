@@ -28,6 +28,8 @@ export interface LlamaGenerationDeps {
   loaded: LoadedLlamaModel;
   pool: SequencePool<LlamaContextSequence>;
   counters: LlamaCounters;
+  /** The model's `disableReasoning`: a request that did not ask for reasoning starts after a closed thought. */
+  disableReasoning: boolean;
 }
 
 /**
@@ -76,7 +78,7 @@ export class LlamaGeneration {
     const { model, chatWrapper, context } = this.deps.loaded;
     let prompt: ChatPrompt;
     try {
-      prompt = renderChatPrompt(chatWrapper, model.tokenizer, this.request);
+      prompt = renderChatPrompt(chatWrapper, model.tokenizer, this.request, this.deps.disableReasoning);
     } catch (error) {
       if (error instanceof EngineError) throw error;
       throw new EngineError('invalid_request', `The model's chat template cannot render this conversation: ${(error as Error).message}`);

@@ -40,6 +40,8 @@ export function decodePrompt(body: AnthropicPromptDto): Omit<GenerationRequest, 
     reasoning: body.thinking
       ? { enabled: body.thinking.type !== 'disabled', budgetTokens: body.thinking.budget_tokens }
       : undefined,
+    // The real API sends thinking blocks only when thinking is on; clients read `content[0]` as the answer.
+    reasoningOutput: body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive' ? 'show' : 'hide',
   };
 }
 
