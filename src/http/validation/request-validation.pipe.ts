@@ -10,6 +10,8 @@ const MAX_PROBLEMS_SHOWN = 20;
 const VALIDATOR_OPTIONS: ValidatorOptions = {
   whitelist: true,
   forbidUnknownValues: true,
+  // One problem per field: a field of the wrong kind (`tools: null`) is not also too long and badly nested.
+  stopAtFirstError: true,
   validationError: { target: false, value: false },
 };
 
@@ -81,6 +83,7 @@ function renameKey(value: unknown, from: string, to: string): void {
  * ValidationPipe awaits each constraint. The generation routes call it directly.
  */
 export function validateRequestBody<Dto extends object>(dto: new () => Dto, value: unknown): Dto {
+  if (value === undefined) throw new GatewayError('invalid_request', 'The request body is empty: this route takes a JSON object.');
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   }
