@@ -1,4 +1,19 @@
-import { ArrayMaxSize, ArrayNotEmpty, Equals, IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsNumber, IsString, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  Equals,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsString,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateIf,
+} from 'class-validator';
 import { FunctionDefinitionDto } from '../function-definition.dto.js';
 import { IsKeywordOrObject, IsPlainObject, IsStringOrStringList } from '../validation/custom-validators.js';
 import { NestedObject, NestedObjectList, Nullable, Optional } from '../validation/dto-fields.js';
