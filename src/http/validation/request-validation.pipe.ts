@@ -10,10 +10,28 @@ const MAX_PROBLEMS_SHOWN = 20;
 const VALIDATOR_OPTIONS: ValidatorOptions = {
   whitelist: true,
   forbidUnknownValues: true,
-  // One problem per field: a field of the wrong kind (`tools: null`) is not also too long and badly nested.
-  stopAtFirstError: true,
   validationError: { target: false, value: false },
 };
+
+/** Constraints on what kind of value a field holds (class-validator's names, and Gantry's `isJsonObject*`). */
+const KIND_CONSTRAINTS: ReadonlySet<string> = new Set(['isDefined', 'isString', 'isNumber', 'isInt', 'isBoolean', 'isArray', 'isJsonObject', 'isJsonObjectList']);
+
+/**
+ * A field of the wrong kind has that one problem: `tools: null` is "tools must be an array", not
+ * also too long and badly nested; `temperature: "hot"` is not a number before it is out of range.
+ */
+function kindFirst(errors: ValidationError[]): ValidationError[] {
+  for (const error of errors) {
+    const kinds = Object.entries(error.constraints ?? {}).filter(([name]) => KIND_CONSTRAINTS.has(name));
+    if (kinds.length > 0) {
+      error.constraints = Object.fromEntries(kinds);
+      error.children = [];
+    } else if (error.children) {
+      kindFirst(error.children);
+    }
+  }
+  return errors;
+}
 
 const NOT_VALIDATED: ReadonlySet<unknown> = new Set([String, Boolean, Number, Array, Object, undefined]);
 
@@ -89,7 +107,7 @@ export function validateRequestBody<Dto extends object>(dto: new () => Dto, valu
   }
   const { entity, errors } = validateBody(dto, value);
   if (errors.length === 0) return entity as Dto;
-  const problems = flattenValidationErrors(errors);
+  const problems = flattenValidationErrors(kindFirst(errors));
   const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).map((problem) => problem.message);
   if (problems.length > MAX_PROBLEMS_SHOWN) shown.push(`and ${problems.length - MAX_PROBLEMS_SHOWN} more problems`);
   const message = shown.length > 0 ? shown.join('; ') : 'The request body is not valid.';
