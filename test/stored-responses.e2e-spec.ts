@@ -5,7 +5,7 @@ import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
 import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { hasProtocolErrorShape } from './support/protocol-errors.js';
-import { rawExchange } from './support/raw-http.js';
+import { pythonSdkRequest, rawExchange } from './support/raw-http.js';
 
 // Stateful Responses through the official SDK, on the default store (memory): kept responses,
 // their input items, chains by previous_response_id, item references, background runs that
@@ -14,35 +14,6 @@ type Item = Record<string, any>;
 const textOf = (response: { output: unknown[] }) =>
   (response.output as Item[]).filter((item) => item.type === 'message').flatMap((item) => item.content.map((part: Item) => part.text)).join('');
 const SENTENCE = 'one two three four five six seven eight nine ten eleven twelve';
-
-/**
- * A request exactly as the OpenAI Python SDK (httpx) writes one without a body: its JSON
- * content-type kept, a `Content-Length: 0` only on POST (httpx adds none to DELETE), `Accept` any type
- * on delete (it expects no JSON back).
- */
-function pythonSdkRequest(method: 'POST' | 'DELETE', path: string, port: number): string {
-  const lines = [
-    `${method} ${path} HTTP/1.1`,
-    `Host: 127.0.0.1:${port}`,
-    'Accept-Encoding: gzip, deflate',
-    'Connection: keep-alive',
-    `Accept: ${method === 'DELETE' ? '*/*' : 'application/json'}`,
-    'Content-Type: application/json',
-    'User-Agent: OpenAI/Python 2.8.1',
-    'X-Stainless-Lang: python',
-    'X-Stainless-Package-Version: 2.8.1',
-    'X-Stainless-OS: Linux',
-    'X-Stainless-Arch: x64',
-    'X-Stainless-Runtime: CPython',
-    'X-Stainless-Runtime-Version: 3.12.3',
-    'Authorization: Bearer unused',
-    'X-Stainless-Async: false',
-    'x-stainless-retry-count: 0',
-    'x-stainless-read-timeout: 600',
-    ...(method === 'POST' ? ['Content-Length: 0'] : []),
-  ];
-  return `${lines.join('\r\n')}\r\n\r\n`;
-}
 
 describe('stored Responses (responses.store: memory)', () => {
   let upstream: MockUpstream;
