@@ -1,13 +1,15 @@
 import type { Stats } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { createGateway } from './bootstrap.js';
-import { loadConfig, type ConfigSources } from './config/config-loader.js';
+import type { ConfigSources } from './config/config-loader.js';
 import type { GatewayConfig } from './config/gateway-config.js';
 import { endStreamsNow, shutdownGracefully } from './lifecycle/graceful-shutdown.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { flushLogs } from './observability/logging/logging.module.js';
 import { watchConfigFile } from './reload/config-file-watcher.js';
 import { ConfigReloader } from './reload/config-reloader.js';
+import { unfinishedMessage } from './reload/reload-messages.js';
+import { readReloadedConfig } from './reload/reloaded-config.js';
 
 export interface SingleProcessOptions {
   sources: ConfigSources;
@@ -36,7 +38,9 @@ export async function serveSingleProcess(config: GatewayConfig, { sources, watch
       new Logger('Gantry').warn('SIGHUP: there is no configuration file to re-read (start with --config FILE or GANTRY_CONFIG).');
       return;
     }
-    reloads = reloads.then(() => reloader.reload(() => loadConfig(sources), sources.file!));
+    const file = sources.file;
+    const onRetry = (reason: string, delayMs: number) => new Logger('Gantry').warn(unfinishedMessage(file, reason, delayMs));
+    reloads = reloads.then(() => reloader.reload(() => readReloadedConfig({ ...sources, file }, onRetry), file));
   };
   process.on('SIGHUP', reload);
   const unwatch = watch && sources.file !== undefined ? watchConfigFile(sources.file, reload, { since }) : () => undefined;

@@ -117,6 +117,54 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     expect(cli.child.exitCode).toBeNull();
   });
 
+  it('SIGHUP with an empty file or one without models: refused as a start refuses it, and the default stub never serves', async () => {
+    const file = writeConfig('models:\n  - { name: production, engine: stub }\n');
+    const cli = startCli(['--config', file, '--port', '0']);
+    const url = await cli.listening;
+    const lines = () => logLinesOf(cli.output().stdout);
+    const refusals = () => lines().filter((line) => line.msg.startsWith('Configuration reload refused'));
+
+    writeFileSync(file, '# being rewritten\n');
+    cli.child.kill('SIGHUP');
+    expect(await eventually(() => refusals().length === 1, 10_000)).toBe(true);
+    const empty = `Invalid configuration (${file}):\n  - the file is empty: it must hold the configuration, at least the models to serve`;
+    expect(refusals()[0]).toMatchObject({ level: 50, msg: expect.stringContaining(empty) });
+    // It was read again before it was refused, each time with a warning that says why.
+    const retries = lines().filter((line) => line.msg.startsWith(`Configuration file ${file} looks unfinished (the file is empty`));
+    expect(retries.length).toBeGreaterThanOrEqual(2);
+    expect(retries[0]).toMatchObject({ level: 40 });
+    // The same file refuses a start with the same message.
+    const start = startCli(['--config', file, '--port', '0']);
+    expect(await start.exited).toBe(1);
+    expect(start.output().stderr).toContain(empty);
+
+    writeFileSync(file, 'keepalive: { intervalMs: 500 }\n');
+    cli.child.kill('SIGHUP');
+    expect(await eventually(() => refusals().length === 2, 10_000)).toBe(true);
+    expect(refusals()[1].msg).toContain('models is missing: a reload keeps serving the running models rather than fall back to the default stub');
+
+    expect(await modelNames(url)).toEqual(['production']);
+    expect(await answer(url, 'production', 'still here')).toMatchObject({ status: 200, content: 'still here' });
+    expect(lines().some((line) => line.msg.startsWith('Configuration reloaded'))).toBe(false);
+  }, 30_000);
+
+  it('--watch-config during a truncate-then-write: the file is read again until it is whole, and the stub never serves', async () => {
+    const file = writeConfig('models:\n  - { name: production, engine: stub }\n');
+    const cli = startCli(['--config', file, '--port', '0', '--watch-config']);
+    const url = await cli.listening;
+    const lines = () => logLinesOf(cli.output().stdout);
+
+    // Truncated: the watcher sees it and reads it again, waiting for the rest.
+    writeFileSync(file, '');
+    expect(await eventually(() => lines().some((line) => line.msg.startsWith(`Configuration file ${file} looks unfinished`)), 10_000)).toBe(true);
+    writeFileSync(file, 'models:\n  - { name: production, engine: stub }\n  - { name: canary, engine: stub }\n');
+    expect(await eventuallyAsync(async () => (await modelNames(url)).join() === 'production,canary')).toBe(true);
+    expect(await answer(url, 'canary', 'whole')).toMatchObject({ status: 200, content: 'whole' });
+    const reloads = () => lines().filter((line) => line.msg.startsWith('Configuration reloaded')).map((line) => line.msg);
+    expect(await eventually(() => reloads().includes(`Configuration reloaded from ${file}: models added canary.`), 5_000)).toBe(true);
+    expect(reloads().every((line) => !line.includes('stub') && !line.includes('removed'))).toBe(true);
+  }, 30_000);
+
   it('--watch-config applies a file that changed, without a signal', async () => {
     const file = writeConfig('models:\n  - { name: before, engine: stub }\n');
     const cli = startCli(['--config', file, '--port', '0', '--watch-config']);

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
 import { parsePrometheus, valueOf } from './support/prometheus.js';
+import { hasProtocolErrorShape } from './support/protocol-errors.js';
+import { pythonSdkRequest, rawExchange } from './support/raw-http.js';
 
 // Stateful Responses through the official SDK, on the default store (memory): kept responses,
 // their input items, chains by previous_response_id, item references, background runs that
@@ -255,6 +257,41 @@ describe('stored Responses (responses.store: memory)', () => {
     await expect(client.responses.retrieve('resp_unknown')).rejects.toMatchObject({ status: 404, error: { message: expect.stringContaining('resp_unknown') } });
     await expect(client.responses.inputItems.list('resp_unknown')).rejects.toMatchObject({ status: 404 });
     await expect(client.responses.cancel('resp_unknown')).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('bodiless requests as the OpenAI Python SDK sends them (content-type: application/json, no body)', () => {
+  let gateway: RunningGateway;
+  let client: OpenAI;
+  let port: number;
+  beforeAll(async () => {
+    gateway = await startGateway({ models: [{ name: 'stub', engine: 'stub' }, { name: 'stuck', engine: 'stub', prefillMs: 600_000 }] });
+    client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    port = Number(new URL(gateway.url).port);
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('cancels and deletes a response', async () => {
+    const running = await client.responses.create({ model: 'stuck', input: 'wait', background: true });
+    const cancelled = await rawExchange(port, pythonSdkRequest('POST', `/v1/responses/${running.id}/cancel`, port));
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.json).toMatchObject({ id: running.id, object: 'response', status: 'cancelled' });
+
+    const deleted = await rawExchange(port, pythonSdkRequest('DELETE', `/v1/responses/${running.id}`, port));
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.json).toEqual({ id: running.id, object: 'response', deleted: true });
+    await expect(client.responses.retrieve(running.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('still refuses an empty body where the route needs one, with a 400 in its protocol shape', async () => {
+    for (const path of ['/v1/responses', '/v1/responses/input_tokens', '/v1/chat/completions', '/v1/messages', '/v1/messages/count_tokens']) {
+      const refused = await rawExchange(port, pythonSdkRequest('POST', path, port));
+      expect(refused.status, path).toBe(400);
+      expect(hasProtocolErrorShape(path, refused.json), `${path}: ${refused.text}`).toBe(true);
+      expect(JSON.stringify(refused.json)).toContain('The request body is empty');
+    }
   });
 });
 

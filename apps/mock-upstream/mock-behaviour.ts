@@ -38,9 +38,11 @@ export interface MockBehaviour {
   failAfterTokens: number;
   /**
    * What the message of a `status` or `error` failure quotes, as careless servers and proxies do:
-   * the request's `headers` (as JSON) or its last user message (`prompt`).
+   * the request's `headers` (as JSON), its last user message (`prompt`), or its bearer
+   * credential in the spellings other servers echo one in (`encoded-key`: JSON with `\/` and
+   * `\uXXXX` escapes, base64, base64url, inside a Basic credential, lowercase percent-encoding).
    */
-  failureQuotes?: 'headers' | 'prompt';
+  failureQuotes?: 'headers' | 'prompt' | 'encoded-key';
   /** `GET /health` answers 503. */
   unhealthy: boolean;
 }

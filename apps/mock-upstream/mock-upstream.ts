@@ -216,6 +216,18 @@ function failureMessageOf(behaviour: MockBehaviour, headers: IncomingHttpHeaders
   switch (behaviour.failureQuotes) {
     case 'headers':
       return `${base} Request headers: ${JSON.stringify(headers)}`;
+    case 'encoded-key': {
+      const key = String(headers.authorization ?? '').replace(/^Bearer /, '');
+      const unicode = [...key].map((character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+      const percent = encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+      const base64 = (text: string, encoding: 'base64' | 'base64url') => Buffer.from(text).toString(encoding);
+      return [
+        `${base} Key as JSON: ${JSON.stringify({ key }).replaceAll('/', '\\/')}`,
+        `as \\u escapes: "${unicode}"`,
+        `base64: ${base64(key, 'base64')}, base64url: ${base64(key, 'base64url')}, Basic: ${base64(`user:${key}`, 'base64')}`,
+        `percent-encoded: ?key=${percent}`,
+      ].join('; ');
+    }
     case 'prompt': {
       const messages = (body.messages ?? []) as Array<{ role?: string; content?: unknown }>;
       const lastUser = [...messages].reverse().find((message) => message.role === 'user');

@@ -3,12 +3,13 @@ import type { Stats } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { AdmissionLimits } from '../admission/admission-queue.js';
-import { ConfigError, loadConfig, type ConfigSources } from '../config/config-loader.js';
+import { ConfigError, type ConfigSources } from '../config/config-loader.js';
 import { keysNeedingRestart } from '../config/config-changes.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { admissionLimitsOf, type ModelChanges } from '../models/model-registry.js';
 import { watchConfigFile } from '../reload/config-file-watcher.js';
-import { refusedMessage, reloadedMessage, restartWarning } from '../reload/reload-messages.js';
+import { refusedMessage, reloadedMessage, restartWarning, unfinishedMessage } from '../reload/reload-messages.js';
+import { readReloadedConfig } from '../reload/reloaded-config.js';
 import { InstanceAdmission } from './instance-admission.js';
 import { InstanceLimits } from './instance-limits.js';
 import { IpcChannel } from './ipc-channel.js';
@@ -234,7 +235,7 @@ class Primary {
     }
     let next: GatewayConfig;
     try {
-      next = loadConfig(this.options.sources);
+      next = await readReloadedConfig({ ...this.options.sources, file }, (reason, delayMs) => this.logger.warn(unfinishedMessage(file, reason, delayMs)));
     } catch (error) {
       this.logger.error(refusedMessage(error instanceof ConfigError ? error.message : (error as Error).message));
       return;

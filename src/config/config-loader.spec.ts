@@ -94,6 +94,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ file })).toThrow(/not valid YAML/);
   });
 
+  it('refuses an empty file, and a file without models where a reload asks for them', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gantry-config-')), 'gantry.yaml');
+    for (const empty of ['', '\n', '# only a comment\n']) {
+      writeFileSync(file, empty);
+      expect(() => loadConfig({ file })).toThrow(`Invalid configuration (${file}):\n  - the file is empty`);
+    }
+    writeFileSync(file, 'server: { port: 9000 }\n');
+    expect(loadConfig({ file }).models.map((model) => model.name)).toEqual(['stub']);
+    expect(() => loadConfig({ file }, { requireModels: true })).toThrow('models is missing');
+  });
+
   it('takes responses.encryptionKey from outside the file (GANTRY_RESPONSES_ENCRYPTION_KEY), validated as in the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gantry-config-'));
     const file = join(dir, 'gantry.yaml');

@@ -14,10 +14,21 @@ export class ConfigError extends Error {
   constructor(
     readonly origin: string,
     readonly problems: string[],
+    /** What a file caught while it is being written looks like (empty, not YAML yet, no models yet): worth reading again. */
+    readonly unfinished = false,
   ) {
     super(`Invalid configuration (${origin}):\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
     this.name = 'ConfigError';
   }
+}
+
+/** How a configuration is read: at start, or again by a reload. */
+export interface LoadOptions {
+  /**
+   * Refuse a file without `models` (a reload): at start the default stub model serves, as the
+   * start's own log line shows; a reload would silently replace the running models with it.
+   */
+  requireModels?: boolean;
 }
 
 export interface ConfigSources {
@@ -30,8 +41,8 @@ export interface ConfigSources {
 }
 
 /** Reads, merges (file < flags) and validates the configuration. Throws ConfigError. */
-export function loadConfig(sources: ConfigSources): GatewayConfig {
-  return configFromText(sources.file === undefined ? undefined : readConfigText(sources.file), sources);
+export function loadConfig(sources: ConfigSources, options: LoadOptions = {}): GatewayConfig {
+  return configFromText(sources.file === undefined ? undefined : readConfigText(sources.file), sources, options);
 }
 
 /** The configuration file's text, or a ConfigError naming the file. */
@@ -47,14 +58,21 @@ export function readConfigText(file: string): string {
  * `loadConfig` for a file already read (`text`; undefined: no file, the defaults), so that a
  * process can validate a text and hand that very text to others (a reload across workers).
  */
-export function configFromText(text: string | undefined, sources: ConfigSources): GatewayConfig {
+export function configFromText(text: string | undefined, sources: ConfigSources, { requireModels = false }: LoadOptions = {}): GatewayConfig {
   let raw: unknown = {};
   const origin = sources.file ?? 'defaults';
   if (text !== undefined) {
     try {
-      raw = parseYaml(text) ?? {};
+      raw = parseYaml(text);
     } catch (error) {
-      throw new ConfigError(origin, [`not valid YAML: ${(error as Error).message}`]);
+      throw new ConfigError(origin, [`not valid YAML: ${(error as Error).message}`], true);
+    }
+    // An empty file is not "the defaults": it is a file not written yet, or written over by mistake.
+    if (raw === null || raw === undefined) {
+      throw new ConfigError(origin, ['the file is empty: it must hold the configuration, at least the models to serve (start without --config for the defaults)'], true);
+    }
+    if (requireModels && typeof raw === 'object' && !Array.isArray(raw) && (raw as { models?: unknown }).models === undefined) {
+      throw new ConfigError(origin, ['models is missing: a reload keeps serving the running models rather than fall back to the default stub; list the models to serve'], true);
     }
   }
   if (sources.responsesEncryptionKey !== undefined && typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {

@@ -1,5 +1,6 @@
-import { IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
+import { IsBoolean, IsString, Matches } from 'class-validator';
 import { IsPlainObject } from './validation/custom-validators.js';
+import { Nullable, Optional } from './validation/dto-fields.js';
 
 /** What OpenAI accepts as a function (tool) name. */
 export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,64}$/;
@@ -14,15 +15,15 @@ export class FunctionDefinitionDto {
   @Matches(FUNCTION_NAME_PATTERN, { message: FUNCTION_NAME_RULE })
   name!: string;
 
-  @IsOptional()
+  @Nullable()
   @IsString()
   description?: string;
 
-  @IsOptional()
+  @Optional()
   @IsPlainObject()
   parameters?: Record<string, unknown>;
 
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   strict?: boolean;
 }

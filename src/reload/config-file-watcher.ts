@@ -18,6 +18,12 @@ export function fileStatus(file: string): Stats | undefined {
   }
 }
 
+/** Whether two looks at a file saw the same file, unchanged (both missing counts as the same). */
+export function sameFileStatus(before: Stats | undefined, after: Stats | undefined): boolean {
+  if (before === undefined || after === undefined) return before === after;
+  return before.mtimeMs === after.mtimeMs && before.size === after.size && before.ino === after.ino;
+}
+
 /**
  * Calls `onChange` when `file` changes (its modification time, size or inode), until the
  * returned function is called. It polls the file's status rather than using inotify: a status
@@ -30,7 +36,7 @@ export function watchConfigFile(file: string, onChange: () => void, { intervalMs
   let settling: NodeJS.Timeout | undefined;
   const look = () => {
     const current = fileStatus(file);
-    if (current === undefined || (seen !== undefined && current.mtimeMs === seen.mtimeMs && current.size === seen.size && current.ino === seen.ino)) return;
+    if (current === undefined || sameFileStatus(seen, current)) return;
     seen = current;
     clearTimeout(settling);
     settling = setTimeout(onChange, settleMs);

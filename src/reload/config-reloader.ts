@@ -41,10 +41,10 @@ export class ConfigReloader {
    * it, logging what happened; a refused file leaves everything as it was. Resolves whether the
    * configuration was applied.
    */
-  async reload(load: () => GatewayConfig, origin: string): Promise<boolean> {
+  async reload(load: () => GatewayConfig | Promise<GatewayConfig>, origin: string): Promise<boolean> {
     let outcome: ReloadOutcome;
     try {
-      outcome = await this.apply(load());
+      outcome = await this.apply(await load());
     } catch (error) {
       this.logger.error(refusedMessage(error instanceof ConfigError ? error.message : (error as Error).message));
       return false;

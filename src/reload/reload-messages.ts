@@ -23,3 +23,8 @@ export function restartWarning(keys: readonly string[]): string {
 export function refusedMessage(reason: string): string {
   return `Configuration reload refused; the running configuration stays. ${reason}`;
 }
+
+/** The warning before a file that looked half-written is read again; `reason` is what it looked like. */
+export function unfinishedMessage(file: string, reason: string, delayMs: number): string {
+  return `Configuration file ${file} looks unfinished (${reason}); reading it again in ${delayMs} ms. The running configuration serves meanwhile.`;
+}

@@ -23,7 +23,19 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
   const secretHeader = 'hdr-secret-5f2c9a31';
   // The first word is what the in-band models answer before they fail: only it may come back.
   const prompt = 'hello PROMPT-MARKER-c41d7e only the client may see this';
-  const secrets = [apiKey, secretHeader, 'PROMPT-MARKER'];
+  // A key whose spellings differ: `/` is escaped in JSON, `+` and `/` percent-encoded.
+  const slashedKey = 'sk-up/key+7c2e9f1b/a==';
+  /** How the mock's `encoded-key` failure spells the key. */
+  const echoedSpellings = [
+    slashedKey.replaceAll('/', '\\/'),
+    [...slashedKey].map((character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+    Buffer.from(slashedKey).toString('base64'),
+    Buffer.from(slashedKey).toString('base64url'),
+    Buffer.from(`user:${slashedKey}`).toString('base64'),
+    encodeURIComponent(slashedKey).toLowerCase(),
+  ];
+  const slashedKeySpellings = [slashedKey, ...echoedSpellings, encodeURIComponent(slashedKey)];
+  const secrets = [apiKey, secretHeader, 'PROMPT-MARKER', ...slashedKeySpellings];
   const { destination, raw, lines } = captureLogs();
   let mock: MockUpstream;
   let gateway: RunningGateway;
@@ -50,6 +62,7 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
           model('in-band-401', { failure: 'error', failureStatus: 401, failAfterTokens: 1, failureQuotes: 'headers' }),
           model('in-band-400', { failure: 'error', failureStatus: 400, failAfterTokens: 1, failureQuotes: 'headers' }),
           model('in-band-500', { failure: 'error', failureStatus: 500, failAfterTokens: 1, failureQuotes: 'prompt' }),
+          model('encoded-key', { failure: 'status', failureStatus: 400, failureQuotes: 'encoded-key' }, { apiKey: slashedKey }),
         ],
       },
       { observability: { logDestination: destination } },
@@ -119,6 +132,24 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
     expect(answers.messages.status).toBe(400);
     expect(JSON.parse(answers.messages.body).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('[redacted]') });
     expect(answers.inBand.chat).toMatchObject({ message: expect.stringContaining('Request headers') });
+    for (const text of [answers.chat.body, answers.messages.body, answers.chatStream, answers.messagesStream]) expectNoSecret(text);
+  });
+
+  it('the key in every spelling an upstream echoes it in (JSON escapes, base64, lowercase percent-encoding): none reaches the client', async () => {
+    const direct = await fetch(`${mock.url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${slashedKey}`, ...behaving({ failure: 'status', failureStatus: 400, failureQuotes: 'encoded-key' }) },
+      body: JSON.stringify({ model: 'm', messages: ask('x') }),
+    });
+    // The mock really spells the key each way (its JSON body escapes the message once more).
+    const quoted = ((await direct.json()) as { error: { message: string } }).error.message;
+    for (const spelling of echoedSpellings) expect(quoted).toContain(spelling);
+
+    const answers = await everyAnswer('encoded-key');
+    expect(answers.chat.status).toBe(400);
+    const { message } = JSON.parse(answers.chat.body).error;
+    expect(message).toContain('Key as JSON: {"key":"[redacted]"}; as \\u escapes: "[redacted]"; base64: [redacted]');
+    expect(message).toContain('?key=[redacted]');
     for (const text of [answers.chat.body, answers.messages.body, answers.chatStream, answers.messagesStream]) expectNoSecret(text);
   });
 

@@ -74,3 +74,32 @@ function isWholeResponse(received: Buffer): boolean {
   if (length === null || /\r\nconnection:\s*close/i.test(head)) return false;
   return received.length - headEnd - 4 >= Number(length[1]);
 }
+
+/**
+ * A request exactly as the OpenAI Python SDK (httpx) writes one without a body: its JSON
+ * content-type kept, a `Content-Length: 0` only on POST (httpx adds none to DELETE), `Accept` any type
+ * on delete (it expects no JSON back).
+ */
+export function pythonSdkRequest(method: 'POST' | 'DELETE', path: string, port: number): string {
+  const lines = [
+    `${method} ${path} HTTP/1.1`,
+    `Host: 127.0.0.1:${port}`,
+    'Accept-Encoding: gzip, deflate',
+    'Connection: keep-alive',
+    `Accept: ${method === 'DELETE' ? '*/*' : 'application/json'}`,
+    'Content-Type: application/json',
+    'User-Agent: OpenAI/Python 2.8.1',
+    'X-Stainless-Lang: python',
+    'X-Stainless-Package-Version: 2.8.1',
+    'X-Stainless-OS: Linux',
+    'X-Stainless-Arch: x64',
+    'X-Stainless-Runtime: CPython',
+    'X-Stainless-Runtime-Version: 3.12.3',
+    'Authorization: Bearer unused',
+    'X-Stainless-Async: false',
+    'x-stainless-retry-count: 0',
+    'x-stainless-read-timeout: 600',
+    ...(method === 'POST' ? ['Content-Length: 0'] : []),
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { merge, type Observable } from 'rxjs';
-import { GatewayConfig } from '../../config/gateway-config.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { GenerationService } from '../../generation/generation.service.js';
 import { MessagesRequestDto } from '../../protocols/anthropic-messages/messages-request.dto.js';
@@ -37,9 +36,9 @@ export class GenerationRoutes {
     @Inject(StoredResponses) private readonly stored: StoredResponses,
     @Inject(BackgroundRuns) private readonly backgroundRuns: BackgroundRuns,
     @Inject(KeyLimiter) private readonly limiter: KeyLimiter,
-    @Inject(GatewayConfig) config: GatewayConfig,
+    @Inject(ReasoningCipher) reasoningCipher: ReasoningCipher,
   ) {
-    this.settings = { reasoningCipher: ReasoningCipher.fromSecret(config.responses.encryptionKey) };
+    this.settings = { reasoningCipher };
     this.routes = [
       route({ protocol: CHAT_PROTOCOL, body: ChatCompletionRequestDto, handle: (body, exchange) => this.serve(CHAT_PROTOCOL, body, exchange) }),
       route({ protocol: RESPONSES_PROTOCOL, body: ResponsesRequestDto, handle: (body, exchange) => this.responses(body, exchange) }),

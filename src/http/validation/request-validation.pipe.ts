@@ -13,6 +13,26 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
   validationError: { target: false, value: false },
 };
 
+/** Constraints on what kind of value a field holds (class-validator's names, and Gantry's `isJsonObject*`). */
+const KIND_CONSTRAINTS: ReadonlySet<string> = new Set(['isDefined', 'isString', 'isNumber', 'isInt', 'isBoolean', 'isArray', 'isJsonObject', 'isJsonObjectList']);
+
+/**
+ * A field of the wrong kind has that one problem: `tools: null` is "tools must be an array", not
+ * also too long and badly nested; `temperature: "hot"` is not a number before it is out of range.
+ */
+function kindFirst(errors: ValidationError[]): ValidationError[] {
+  for (const error of errors) {
+    const kinds = Object.entries(error.constraints ?? {}).filter(([name]) => KIND_CONSTRAINTS.has(name));
+    if (kinds.length > 0) {
+      error.constraints = Object.fromEntries(kinds);
+      error.children = [];
+    } else if (error.children) {
+      kindFirst(error.children);
+    }
+  }
+  return errors;
+}
+
 const NOT_VALIDATED: ReadonlySet<unknown> = new Set([String, Boolean, Number, Array, Object, undefined]);
 
 /** The stand-in name of a `constructor` key while class-transformer reads the body. */
@@ -81,12 +101,13 @@ function renameKey(value: unknown, from: string, to: string): void {
  * ValidationPipe awaits each constraint. The generation routes call it directly.
  */
 export function validateRequestBody<Dto extends object>(dto: new () => Dto, value: unknown): Dto {
+  if (value === undefined) throw new GatewayError('invalid_request', 'The request body is empty: this route takes a JSON object.');
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   }
   const { entity, errors } = validateBody(dto, value);
   if (errors.length === 0) return entity as Dto;
-  const problems = flattenValidationErrors(errors);
+  const problems = flattenValidationErrors(kindFirst(errors));
   const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).map((problem) => problem.message);
   if (problems.length > MAX_PROBLEMS_SHOWN) shown.push(`and ${problems.length - MAX_PROBLEMS_SHOWN} more problems`);
   const message = shown.length > 0 ? shown.join('; ') : 'The request body is not valid.';

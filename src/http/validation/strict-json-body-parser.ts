@@ -10,11 +10,19 @@ type ParserDone = (error: Error | null, body?: unknown) => void;
  * - objects and arrays may nest at most `maxDepth` deep: class-transformer and class-validator
  *   recurse, and a body of 10,000 nested arrays would otherwise exhaust their stack.
  * Both failures are 400s in the client's protocol shape.
+ *
+ * An empty body is no body (`undefined`), not an error: SDKs send `content-type:
+ * application/json` with nothing after it on routes that take none (the OpenAI Python SDK's
+ * delete and cancel). A route that needs a body refuses `undefined` when it validates it.
  */
 export function strictJsonBodyParser(fastify: FastifyInstance, maxDepth: number) {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   const decoder = new TextDecoder('utf-8', { fatal: true });
   return (request: FastifyRequest, body: Buffer, done: ParserDone): void => {
+    if (body.length === 0) {
+      done(null, undefined);
+      return;
+    }
     let text: string;
     try {
       text = decoder.decode(body);

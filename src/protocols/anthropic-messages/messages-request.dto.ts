@@ -1,4 +1,3 @@
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayNotEmpty,
@@ -8,16 +7,15 @@ import {
   IsInt,
   IsNotEmpty,
   IsNumber,
-  IsOptional,
   IsString,
   Matches,
   Max,
   Min,
   ValidateBy,
   ValidateIf,
-  ValidateNested,
 } from 'class-validator';
 import { IsPlainObject } from '../validation/custom-validators.js';
+import { NestedObject, NestedObjectList, Nullable, Optional } from '../validation/dto-fields.js';
 import { allowedBlockTypes, isValidBlock, type AnthropicBlock, type AnthropicTextBlock } from './anthropic-content.js';
 
 export class AnthropicMessageDto {
@@ -34,18 +32,18 @@ export class AnthropicToolDto {
   @Matches(/^[a-zA-Z0-9_-]{1,128}$/, { message: 'tool names are 1-128 letters, digits, _ or -' })
   name!: string;
 
-  @IsOptional()
+  @Optional()
   @IsString()
   description?: string;
 
   @IsPlainObject()
   input_schema!: Record<string, unknown>;
 
-  @IsOptional()
+  @Nullable()
   @IsIn(['custom'], { message: 'only client (custom) tools are supported' })
   type?: 'custom';
 
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   strict?: boolean;
 }
@@ -59,7 +57,7 @@ export class AnthropicToolChoiceDto {
   @IsNotEmpty()
   name?: string;
 
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   disable_parallel_tool_use?: boolean;
 }
@@ -75,7 +73,7 @@ export class AnthropicThinkingDto {
 }
 
 export class AnthropicMetadataDto {
-  @IsOptional()
+  @Nullable()
   @IsString()
   user_id?: string;
 }
@@ -86,32 +84,26 @@ export class AnthropicPromptDto {
   @IsNotEmpty()
   model!: string;
 
-  @IsArray()
   @ArrayNotEmpty()
   @HasConversationTurn()
-  @ValidateNested({ each: true })
-  @Type(() => AnthropicMessageDto)
+  @NestedObjectList(() => AnthropicMessageDto)
   messages!: AnthropicMessageDto[];
 
-  @IsOptional()
+  @Optional()
   @IsSystemPrompt()
   system?: string | AnthropicTextBlock[];
 
-  @IsOptional()
-  @IsArray()
+  @Optional()
   @ArrayMaxSize(128)
-  @ValidateNested({ each: true })
-  @Type(() => AnthropicToolDto)
+  @NestedObjectList(() => AnthropicToolDto)
   tools?: AnthropicToolDto[];
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => AnthropicToolChoiceDto)
+  @Optional()
+  @NestedObject(() => AnthropicToolChoiceDto)
   tool_choice?: AnthropicToolChoiceDto;
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => AnthropicThinkingDto)
+  @Optional()
+  @NestedObject(() => AnthropicThinkingDto)
   thinking?: AnthropicThinkingDto;
 }
 
@@ -121,36 +113,35 @@ export class MessagesRequestDto extends AnthropicPromptDto {
   @Min(1)
   max_tokens!: number;
 
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   stream?: boolean;
 
-  @IsOptional()
+  @Optional()
   @IsArray()
   @ArrayMaxSize(16)
   @IsString({ each: true })
   stop_sequences?: string[];
 
-  @IsOptional()
+  @Optional()
   @IsNumber()
   @Min(0)
   @Max(1)
   temperature?: number;
 
-  @IsOptional()
+  @Optional()
   @IsNumber()
   @Min(0)
   @Max(1)
   top_p?: number;
 
-  @IsOptional()
+  @Optional()
   @IsInt()
   @Min(0)
   top_k?: number;
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => AnthropicMetadataDto)
+  @Optional()
+  @NestedObject(() => AnthropicMetadataDto)
   metadata?: AnthropicMetadataDto;
 }
 

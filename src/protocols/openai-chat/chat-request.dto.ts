@@ -1,36 +1,33 @@
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayNotEmpty,
   Equals,
-  IsArray,
   IsBoolean,
   IsDefined,
   IsIn,
   IsInt,
   IsNotEmpty,
   IsNumber,
-  IsOptional,
   IsString,
   Max,
   Min,
   ValidateBy,
   ValidateIf,
-  ValidateNested,
 } from 'class-validator';
 import { FunctionDefinitionDto } from '../function-definition.dto.js';
 import { IsKeywordOrObject, IsPlainObject, IsStringOrStringList } from '../validation/custom-validators.js';
+import { NestedObject, NestedObjectList, Nullable, Optional } from '../validation/dto-fields.js';
 
 export class StreamOptionsDto {
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   include_usage?: boolean;
 
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   continuous_usage_stats?: boolean;
 
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   include_obfuscation?: boolean;
 }
@@ -47,7 +44,7 @@ export class ChatMessageDto {
   @IsChatContent()
   content?: string | ChatContentPart[] | null;
 
-  @IsOptional()
+  @Nullable()
   @IsString()
   name?: string;
 
@@ -56,18 +53,16 @@ export class ChatMessageDto {
   @IsNotEmpty()
   tool_call_id?: string;
 
-  @IsOptional()
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => ChatToolCallDto)
+  @Nullable()
+  @NestedObjectList(() => ChatToolCallDto)
   tool_calls?: ChatToolCallDto[];
 
   /** Reasoning of an earlier assistant turn; llama.cpp and DeepSeek name it reasoning_content, vLLM reasoning. */
-  @IsOptional()
+  @Nullable()
   @IsString()
   reasoning_content?: string;
 
-  @IsOptional()
+  @Nullable()
   @IsString()
   reasoning?: string;
 }
@@ -89,8 +84,7 @@ export class ChatToolCallDto {
   @Equals('function')
   type!: 'function';
 
-  @ValidateNested()
-  @Type(() => ChatFunctionCallDto)
+  @NestedObject(() => ChatFunctionCallDto)
   function!: ChatFunctionCallDto;
 }
 
@@ -98,8 +92,7 @@ export class ChatToolDto {
   @Equals('function', { message: 'only function tools are supported' })
   type!: 'function';
 
-  @ValidateNested()
-  @Type(() => FunctionDefinitionDto)
+  @NestedObject(() => FunctionDefinitionDto)
   function!: FunctionDefinitionDto;
 }
 
@@ -108,15 +101,15 @@ export class JsonSchemaFormatDto {
   @IsNotEmpty()
   name!: string;
 
-  @IsOptional()
+  @Optional()
   @IsPlainObject()
   schema?: Record<string, unknown>;
 
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   strict?: boolean;
 
-  @IsOptional()
+  @Optional()
   @IsString()
   description?: string;
 }
@@ -127,8 +120,7 @@ export class ResponseFormatDto {
 
   @ValidateIf((format: ResponseFormatDto) => format.type === 'json_schema')
   @IsDefined({ message: 'response_format.json_schema is required when type is json_schema' })
-  @ValidateNested()
-  @Type(() => JsonSchemaFormatDto)
+  @NestedObject(() => JsonSchemaFormatDto)
   json_schema?: JsonSchemaFormatDto;
 }
 
@@ -142,90 +134,85 @@ export class ChatCompletionRequestDto {
   @IsNotEmpty()
   model!: string;
 
-  @IsArray()
   @ArrayNotEmpty()
-  @ValidateNested({ each: true })
-  @Type(() => ChatMessageDto)
+  @NestedObjectList(() => ChatMessageDto)
   messages!: ChatMessageDto[];
 
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   stream?: boolean;
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => StreamOptionsDto)
+  @Nullable()
+  @NestedObject(() => StreamOptionsDto)
   stream_options?: StreamOptionsDto;
 
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   timings_per_token?: boolean;
 
-  @IsOptional()
+  @Nullable()
   @IsInt()
   @Min(1)
   max_tokens?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsInt()
   @Min(1)
   max_completion_tokens?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsNumber()
   @Min(0)
   @Max(2)
   temperature?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsNumber()
   @Min(0)
   @Max(1)
   top_p?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsInt()
   @Min(-1)
   top_k?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsInt()
   seed?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsNumber()
   @Min(-2)
   @Max(2)
   frequency_penalty?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsNumber()
   @Min(-2)
   @Max(2)
   presence_penalty?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsStringOrStringList(16)
   stop?: string | string[];
 
-  @IsOptional()
+  @Nullable()
   @IsInt()
   @Min(1)
   @Max(1, { message: 'n must be 1: this gateway streams one choice per request' })
   n?: number;
 
-  @IsOptional()
+  @Nullable()
   @Equals(false, { message: 'logprobs are not supported by this gateway' })
   logprobs?: boolean;
 
-  @IsOptional()
-  @IsArray()
+  @Optional()
   @ArrayMaxSize(128)
-  @ValidateNested({ each: true })
-  @Type(() => ChatToolDto)
+  @NestedObjectList(() => ChatToolDto)
   tools?: ChatToolDto[];
 
-  @IsOptional()
+  @Optional()
   @IsKeywordOrObject(
     ['none', 'auto', 'required'],
     (value) =>
@@ -235,20 +222,19 @@ export class ChatCompletionRequestDto {
   )
   tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
 
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   parallel_tool_calls?: boolean;
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ResponseFormatDto)
+  @Optional()
+  @NestedObject(() => ResponseFormatDto)
   response_format?: ResponseFormatDto;
 
-  @IsOptional()
+  @Nullable()
   @IsIn(['none', 'minimal', 'low', 'medium', 'high'])
   reasoning_effort?: string;
 
-  @IsOptional()
+  @Optional()
   @IsString()
   user?: string;
 }

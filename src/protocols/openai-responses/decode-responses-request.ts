@@ -2,7 +2,7 @@ import type { AssistantMessage, ChatMessage, ContentPart, GenerationRequest, Res
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ReasoningCipher } from './reasoning-cipher.js';
 import type { ResponsesContentPart, ResponsesInputItem, ResponsesMessageItem, ResponsesToolOutput } from './responses-input.js';
-import type { ResponsesRequestDto } from './responses-request.dto.js';
+import type { ResponsesPromptDto, ResponsesRequestDto } from './responses-request.dto.js';
 import { decodeResponsesToolChoice } from './responses-tool-choice.js';
 import { customToolArguments, flatToolName, readResponsesTools, type ToolList } from './responses-tools.js';
 
@@ -14,12 +14,29 @@ import { customToolArguments, flatToolName, readResponsesTools, type ToolList } 
  * is off).
  */
 export function decodeResponsesRequest(body: ResponsesRequestDto, cipher: Pick<ReasoningCipher, 'open'>): GenerationRequest {
+  if (body.background === true) {
+    throw new GatewayError('invalid_request', 'background responses are not supported: this gateway stores no responses', { param: 'background' });
+  }
+  return {
+    ...decodeResponsesPrompt(body, cipher),
+    sampling: {
+      maxTokens: body.max_output_tokens,
+      temperature: body.temperature,
+      topP: body.top_p,
+      stop: [],
+      responseFormat: decodeFormat(body),
+    },
+  };
+}
+
+/** A Responses prompt: what a request would show the model (`input_tokens` counts it), read as a create reads it. */
+export type ResponsesPrompt = ResponsesPromptDto & { input: string | ResponsesInputItem[] };
+
+/** The prompt half of a Responses request, shared with `input_tokens`; its sampling holds only the response format. */
+export function decodeResponsesPrompt(body: ResponsesPrompt, cipher: Pick<ReasoningCipher, 'open'>): GenerationRequest {
   if (body.previous_response_id !== undefined || body.conversation !== undefined) {
     const param = body.previous_response_id !== undefined ? 'previous_response_id' : 'conversation';
     throw new GatewayError('invalid_request', `${param} is not supported: this gateway stores no responses; send the whole conversation as input`, { param });
-  }
-  if (body.background === true) {
-    throw new GatewayError('invalid_request', 'background responses are not supported: this gateway stores no responses', { param: 'background' });
   }
   const reference = typeof body.input === 'string' ? -1 : body.input.findIndex((item) => item.type === 'item_reference');
   if (reference !== -1) {
@@ -37,13 +54,7 @@ export function decodeResponsesRequest(body: ResponsesRequestDto, cipher: Pick<R
     tools: toolset.definitions,
     toolChoice: decodeResponsesToolChoice(body.tool_choice, toolset),
     parallelToolCalls: body.parallel_tool_calls ?? true,
-    sampling: {
-      maxTokens: body.max_output_tokens,
-      temperature: body.temperature,
-      topP: body.top_p,
-      stop: [],
-      responseFormat: decodeFormat(body),
-    },
+    sampling: { stop: [], responseFormat: decodeFormat(body) },
     reasoning: body.reasoning?.effort == null ? undefined : { enabled: body.reasoning.effort !== 'none' },
   };
 }
@@ -162,7 +173,7 @@ function toParts(content: string | ResponsesContentPart[]): ContentPart[] {
   });
 }
 
-function decodeFormat(body: ResponsesRequestDto): ResponseFormat | undefined {
+function decodeFormat(body: ResponsesPromptDto): ResponseFormat | undefined {
   const format = body.text?.format;
   if (!format) return undefined;
   if (format.type !== 'json_schema') return { type: format.type };

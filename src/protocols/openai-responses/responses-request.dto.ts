@@ -1,4 +1,3 @@
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
@@ -7,15 +6,14 @@ import {
   IsInt,
   IsNotEmpty,
   IsNumber,
-  IsOptional,
   IsString,
   Max,
   Min,
   ValidateBy,
   ValidateIf,
-  ValidateNested,
 } from 'class-validator';
-import { IsKeywordOrObject, IsPlainObject } from '../validation/custom-validators.js';
+import { IsKeywordOrObject, IsPlainObject, IsStringMap } from '../validation/custom-validators.js';
+import { NestedObject, Nullable, Optional } from '../validation/dto-fields.js';
 import { inputItemProblem, type ResponsesInputItem } from './responses-input.js';
 import type { ResponsesToolChoice } from './responses-tool-choice.js';
 
@@ -32,121 +30,135 @@ export class ResponsesTextFormatDto {
   @IsPlainObject()
   schema?: Record<string, unknown>;
 
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   strict?: boolean;
 }
 
 export class ResponsesTextDto {
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ResponsesTextFormatDto)
+  @Optional()
+  @NestedObject(() => ResponsesTextFormatDto)
   format?: ResponsesTextFormatDto;
 }
 
 export class ResponsesReasoningDto {
-  @IsOptional()
+  @Nullable()
   @IsIn(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])
-  effort?: string | null;
+  effort?: string;
 
   /** Set: the reasoning also streams as a summary (Gantry has no summarizer: it is the reasoning itself). */
-  @IsOptional()
+  @Nullable()
   @IsIn(['auto', 'concise', 'detailed'])
-  summary?: string | null;
+  summary?: string;
 
   /** The older name of `summary`. */
-  @IsOptional()
+  @Nullable()
   @IsIn(['auto', 'concise', 'detailed'])
-  generate_summary?: string | null;
+  generate_summary?: string;
 }
 
-/** `POST /v1/responses` (response_create_params.py). Stateless: nothing is stored. */
-export class ResponsesRequestDto {
+/**
+ * What `POST /v1/responses` and `POST /v1/responses/input_tokens` share: the prompt, less its
+ * `input` (required by one, optional for the other).
+ */
+export class ResponsesPromptDto {
   @IsString()
   @IsNotEmpty()
   model!: string;
 
-  @IsResponsesInput()
-  input!: string | ResponsesInputItem[];
-
-  @IsOptional()
+  @Nullable()
   @IsString()
   instructions?: string;
 
   /** Function, custom, namespace and hosted tools; each is checked where it is read (readResponsesTools). */
-  @IsOptional()
+  @Optional()
   @IsArray()
   @ArrayMaxSize(128)
   tools?: Array<Record<string, unknown>>;
 
-  @IsOptional()
+  @Optional()
   @IsKeywordOrObject(['none', 'auto', 'required'], (value) => typeof value.type === 'string', '{"type": "function", "name": ...}')
   tool_choice?: ResponsesToolChoice;
 
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   parallel_tool_calls?: boolean;
 
-  @IsOptional()
+  @Optional()
+  @NestedObject(() => ResponsesTextDto)
+  text?: ResponsesTextDto;
+
+  @Nullable()
+  @NestedObject(() => ResponsesReasoningDto)
+  reasoning?: ResponsesReasoningDto;
+
+  @Nullable()
+  @IsString()
+  previous_response_id?: string;
+
+  @Nullable()
+  conversation?: unknown;
+}
+
+/** `POST /v1/responses` (response_create_params.py). */
+export class ResponsesRequestDto extends ResponsesPromptDto {
+  @IsResponsesInput()
+  input!: string | ResponsesInputItem[];
+
+  @Nullable()
   @IsInt()
   @Min(1)
   max_output_tokens?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsNumber()
   @Min(0)
   @Max(2)
   temperature?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsNumber()
   @Min(0)
   @Max(1)
   top_p?: number;
 
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   stream?: boolean;
 
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   store?: boolean;
 
   /** Extra output to include; `reasoning.encrypted_content` is acted on, the others are accepted and ignored. */
-  @IsOptional()
+  @Nullable()
   @IsArray()
   @ArrayMaxSize(32)
   @IsString({ each: true })
   include?: string[];
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ResponsesTextDto)
-  text?: ResponsesTextDto;
-
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ResponsesReasoningDto)
-  reasoning?: ResponsesReasoningDto;
-
-  @IsOptional()
-  @IsPlainObject()
+  @Nullable()
+  @IsStringMap()
   metadata?: Record<string, string>;
 
-  @IsOptional()
-  @IsString()
-  previous_response_id?: string;
-
-  @IsOptional()
+  @Nullable()
   @IsBoolean()
   background?: boolean;
 
-  @IsOptional()
-  conversation?: unknown;
-
-  @IsOptional()
+  @Optional()
   @IsString()
   user?: string;
+}
+
+/** `POST /v1/responses/input_tokens` (input_token_count_params.py): the prompt a create would send, counted. */
+export class InputTokensRequestDto extends ResponsesPromptDto {
+  @Nullable()
+  @IsResponsesInput()
+  input?: string | ResponsesInputItem[];
+
+  @Nullable()
+  @IsIn(['auto', 'disabled'])
+  truncation?: 'auto' | 'disabled';
 }
 
 /** `input`: a string, or a non-empty list of supported items; the message names the item at fault. */

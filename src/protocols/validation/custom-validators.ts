@@ -14,6 +14,21 @@ export function IsPlainObject(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
+/** A JSON object whose values are all strings (`metadata`). */
+export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isStringMap',
+      validator: {
+        validate: (value) =>
+          typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((item) => typeof item === 'string'),
+        defaultMessage: (args) => `${args?.property} must be a JSON object of string values`,
+      },
+    },
+    options,
+  );
+}
+
 /** A string, or a list of strings of bounded length (`stop`). */
 export function IsStringOrStringList(maxItems: number, options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
