@@ -1,5 +1,5 @@
 import type { MidStreamFailoverConfig } from '../../config/models/mid-stream-failover-config.js';
-import { EngineError, type EngineErrorKind } from '../../engine/engine-error.js';
+import type { EngineErrorKind } from '../../engine/engine-error.js';
 import { makeTimings, ZERO_USAGE, type DoneEvent, type EngineEvent, type Timings, type TokenUsage } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { toUpstreamContinuation } from './upstream-chat-request.js';
@@ -97,7 +97,7 @@ export class MidStreamFailover {
       // A continuation refused for the request's own reasons says nothing the client did wrong.
       if (this.resumes === 0) return { kind: 'end', error };
       const message = `The answer was cut and its continuation on another replica failed: ${(error as Error)?.message ?? String(error)}`;
-      return { kind: 'end', error: new EngineError('upstream', message, { cause: error }), failure: 'refused' };
+      return { kind: 'end', error: new UpstreamError('upstream', message, { retryable: false, replicaFault: false, cause: error }), failure: 'refused' };
     }
     const why = this.uncontinuable();
     if (why) return { kind: 'end', error: cutError(error, ` The answer cannot be continued on another replica: ${why}.`), failure: 'not_continuable' };
@@ -163,7 +163,10 @@ export class MidStreamFailover {
   }
 }
 
-/** The failure that cut the answer, told with why it ends here. */
-export function cutError(error: UpstreamError, why: string): EngineError {
-  return new EngineError(error.kind as EngineErrorKind, `${error.message}${why}`, { cause: error });
+/**
+ * The failure that cut the answer, told with why it ends here: still an UpstreamError, whose text
+ * may be the upstream's (request logs leave it out).
+ */
+export function cutError(error: UpstreamError, why: string): UpstreamError {
+  return new UpstreamError(error.kind as EngineErrorKind, `${error.message}${why}`, { retryable: false, replicaFault: false, cause: error });
 }
