@@ -12,7 +12,7 @@ export interface AnswerResume {
   resume: number;
   /** Output tokens the answer held when it was cut. */
   producedTokens: number;
-  /** Where the answer was cut and where it goes on, as the engine names its workers (an upstream URL without credentials). */
+  /** Where the answer was cut and where it goes on, in the engine's own names (no credentials). */
   from: string;
   to: string;
 }
