@@ -17,8 +17,8 @@ import { cutError, MidStreamFailover, type Continuation, type ResumeFailure } fr
 import { prefixAffinityPosition } from './prefix-affinity-key.js';
 import { ReplicaPool, type Replica, type ReplicaState, type ReplicaTraffic } from './replica-pool.js';
 import { secretRedactor, type Redact } from './secret-redactor.js';
-import { toUpstreamChatRequest } from './upstream-chat-request.js';
 import { stallWatch } from './stall-watch.js';
+import { toUpstreamChatRequest } from './upstream-chat-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
 import { UpstreamError, upstreamStallError } from './upstream-error.js';
 import { countUpstreamPromptTokens } from './upstream-token-count.js';
