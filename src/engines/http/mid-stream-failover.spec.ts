@@ -100,6 +100,14 @@ describe('MidStreamFailover', () => {
     });
   });
 
+  it('continues a long answer with every piece of its text, in order', () => {
+    const { failover } = failoverFor({ sampling: { stop: [] } });
+    const pieces = Array.from({ length: 600 }, (_, index) => ` w${index}`);
+    failover.pass(ack(usage(12, 600)));
+    for (const piece of pieces) failover.pass(text(piece));
+    expect((continued(failover).body.messages as unknown[]).at(-1)).toEqual({ role: 'assistant', content: pieces.join('') });
+  });
+
   it('asks for no token limit when the client set none', () => {
     const { failover } = failoverFor({ sampling: { stop: [] } });
     answerTwoWords(failover);

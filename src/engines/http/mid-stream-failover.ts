@@ -5,6 +5,8 @@ import type { GenerationRequest } from '../../engine/generation-request.js';
 import { toUpstreamContinuation } from './upstream-chat-request.js';
 import { UpstreamError, type CutReason } from './upstream-error.js';
 
+const PIECES_PER_BLOCK = 256;
+
 /** Why an answer that a failure cut was not continued (the `reason` of `gantry_stream_resume_failures_total`). */
 export type ResumeFailure = 'spent' | 'not_continuable' | 'refused' | 'no_replica';
 
@@ -45,7 +47,12 @@ export type ResumeDecision = Continuation | { kind: 'finish'; event: DoneEvent }
  */
 export class MidStreamFailover {
   private resumes = 0;
-  private text = '';
+  /**
+   * The text so far, kept as joined blocks of pieces: a string grown by `+=` costs a rope node
+   * (about 32 bytes) per piece, many times the piece itself on a long answer.
+   */
+  private readonly blocks: string[] = [];
+  private pieces: string[] = [];
   private lastOutput?: 'text' | 'reasoning';
   private wroteToolCall = false;
   /** The client's counters and timings: those of the latest ack passed on. */
@@ -67,7 +74,11 @@ export class MidStreamFailover {
   pass(event: EngineEvent): EngineEvent {
     switch (event.type) {
       case 'text':
-        this.text += event.text;
+        this.pieces.push(event.text);
+        if (this.pieces.length === PIECES_PER_BLOCK) {
+          this.blocks.push(this.pieces.join(''));
+          this.pieces = [];
+        }
         if (event.text.length > 0) this.lastOutput = 'text';
         return event;
       case 'reasoning':
@@ -118,7 +129,7 @@ export class MidStreamFailover {
     return {
       kind: 'continue',
       reason: error.cut,
-      body: toUpstreamContinuation(this.body, this.text, left),
+      body: toUpstreamContinuation(this.body, this.blocks.join('') + this.pieces.join(''), left),
       // The latest output's time, as the client's timings put it: the continuation's measured
       // prefill is then the gap the client saw between two tokens.
       startedAt: Math.min(now, this.startedAt + timings.prompt_ms + timings.predicted_ms),
