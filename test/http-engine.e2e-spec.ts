@@ -52,9 +52,10 @@ describe('one upstream per model', () => {
         { name: 'refused', engine: 'http', upstreams: [refused], healthCheckIntervalMs: 0 },
         { name: 'all-down', engine: 'http', upstreams: down, healthCheckIntervalMs: 100 },
         faulty('error-500', { failure: 'status', failureStatus: 500 }),
-        faulty('malformed', { failure: 'malformed', failAfterTokens: 2 }),
-        faulty('dropped', { failure: 'drop', failAfterTokens: 2 }),
-        faulty('stalled', { failure: 'stall', failAfterTokens: 2 }, { bodyTimeoutMs: 500 }),
+        // Faults after output began, as a client sees them when the answer is not continued elsewhere.
+        faulty('malformed', { failure: 'malformed', failAfterTokens: 2 }, { midStreamFailover: { enabled: false } }),
+        faulty('dropped', { failure: 'drop', failAfterTokens: 2 }, { midStreamFailover: { enabled: false } }),
+        faulty('stalled', { failure: 'stall', failAfterTokens: 2 }, { bodyTimeoutMs: 500, midStreamFailover: { enabled: false } }),
         faulty('in-band-error', { failure: 'error', failureStatus: 400, failAfterTokens: 1 }),
         faulty('long-prefill', { prefillMs: 10_000 }),
         faulty('drip', { tokenIntervalMs: 200 }),
@@ -467,7 +468,7 @@ describe('a fleet of three replicas behind one model', () => {
       models: [
         { name: 'fleet', ...fleet },
         { name: 'fleet-slow', ...fleet, headers: behaving({ prefillMs: 10_000 }) },
-        { name: 'fleet-drop', ...fleet, headers: behaving({ failure: 'drop', failAfterTokens: 1 }) },
+        { name: 'fleet-drop', ...fleet, headers: behaving({ failure: 'drop', failAfterTokens: 1 }), midStreamFailover: { enabled: false } },
       ],
     });
     client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -547,7 +548,7 @@ describe('a fleet of three replicas behind one model', () => {
     expect(served()[1]).toBeGreaterThanOrEqual(during[1] + 1);
   });
 
-  it('does not retry once the engine emitted output: a mid-stream drop reaches the client', async () => {
+  it('does not retry once the engine emitted output: with mid-stream failover off, a mid-stream drop reaches the client', async () => {
     const before = served().reduce((sum, count) => sum + count, 0);
     const exchange = await postSse(`${gateway.url}/v1/chat/completions`, { model: 'fleet-drop', messages: ask('x y z'), stream: true });
     expect(contentOf(exchange)).toBe('x');

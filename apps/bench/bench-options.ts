@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util';
+import type { FailoverPlan } from './failover-scenario.js';
 import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
 import type { StoredResponsesPlan } from './responses-store-load.js';
 import type { LoadTiming } from './streaming-load.js';
 import type { WorkersPlan } from './workers-scenario.js';
 
-export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'stored-responses', 'idle', 'multi-turn', 'llama', 'workers'] as const;
+export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'stored-responses', 'idle', 'multi-turn', 'failover', 'llama', 'workers'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** How long and how hard each scenario runs. Every loop in the benchmark is bounded by these. */
@@ -24,6 +25,7 @@ export interface BenchProfile {
   storedResponses: StoredResponsesPlan;
   idle: IdlePlan;
   multiTurn: MultiTurnPlan;
+  failover: FailoverPlan;
   llama: { concurrencies: number[]; maxTokens: number; timing: LoadTiming };
   workers: WorkersPlan;
 }
@@ -67,6 +69,7 @@ export const FULL_PROFILE: BenchProfile = {
     prefixCacheTokens: 262_144,
     loadFactors: [1.25, 2],
   },
+  failover: { replicas: 3, streams: 32, tokens: 100, tokenIntervalMs: 10, warmupMs: 2000, durationMs: 30_000, killEveryMs: 3000, downMs: 1000 },
   llama: { concurrencies: [1, 4], maxTokens: 128, timing: { warmupMs: 500, measureMs: 3000 } },
   workers: {
     counts: [1, 2],
@@ -107,6 +110,7 @@ export const QUICK_PROFILE: BenchProfile = {
     warmupConversations: 16,
     loadFactors: [1.25],
   },
+  failover: { ...FULL_PROFILE.failover, warmupMs: 1000, durationMs: 9000 },
   llama: { concurrencies: [1], maxTokens: 64, timing: { warmupMs: 200, measureMs: 800 } },
   workers: {
     counts: [1, 2],

@@ -1,3 +1,4 @@
+import type { FailoverResults } from './failover-scenario.js';
 import type { IdleResult } from './idle-streams.js';
 import type { MultiTurnResults } from './multi-turn.js';
 import type { StoredResponsesResults } from './responses-store-load.js';
@@ -26,6 +27,7 @@ export interface BenchResults {
   storedResponses?: StoredResponsesResults;
   idle?: IdleResult[];
   multiTurn?: MultiTurnResults;
+  failover?: FailoverResults;
   llama?: { available: true; model: string; results: StreamingResult[] } | { available: false; reason: string };
   workers?: WorkersResults;
 }

@@ -91,9 +91,10 @@ export class BenchStack {
     return gateway;
   }
 
-  async stop(server: ChildServer): Promise<void> {
+  /** Stops `server` (SIGTERM, then SIGKILL past `graceMs`; 0: SIGKILL at once). */
+  async stop(server: ChildServer, graceMs?: number): Promise<void> {
     this.servers.delete(server);
-    await server.stop();
+    await server.stop(graceMs);
   }
 
   async dispose(): Promise<void> {

@@ -11,7 +11,7 @@ export interface ChildServer {
   /** The URL it printed when it started listening, checked to be loopback. */
   url: URL;
   logPath: string;
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  /** SIGTERM, then SIGKILL after `graceMs` (0: SIGKILL at once, a crash); resolves when the process is gone. */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -79,7 +79,7 @@ export async function startChildServer(spec: ChildSpec): Promise<ChildServer> {
     logPath: spec.logPath,
     stop: async (graceMs = 5000) => {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
+      child.kill(graceMs === 0 ? 'SIGKILL' : 'SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);

@@ -179,6 +179,20 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     );
   }
 
+  if (results.failover) {
+    const { plan, ...run } = results.failover;
+    const errors = failuresOf(run.failures);
+    section(
+      `Mid-stream failover (${plan.streams} streams of ${plan.tokens} tokens, ${plan.tokenIntervalMs} ms apart, over ${plan.replicas} mock replicas; ` +
+        `one killed every ${plan.killEveryMs / 1000} s and back ${plan.downMs / 1000} s later, for ${plan.durationMs / 1000} s; gaps between two tokens in ms)`,
+      renderTable(
+        ['kills', 'streams', 'completed', 'with an error', 'wrong text', 'resumes', 'not resumed', 'resume gap p50', 'p99', 'max', 'other gaps p50', 'p99'],
+        [[run.kills, run.started, run.completed, errors, run.wrongAnswers, run.resumes, run.resumeFailures, ms(run.resumeGap.p50), ms(run.resumeGap.p99), ms(run.resumeGap.max), ms(run.tokenGap.p50), ms(run.tokenGap.p99)]],
+      ) + (errors > 0 ? `
+errors: ${Object.entries(run.failures).map(([reason, count]) => `${reason} ${count}`).join(', ')}` : ''),
+    );
+  }
+
   if (results.llama) {
     if (!results.llama.available) {
       sections.push(`\nllama engine: not available (${results.llama.reason})`);

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import type { BenchOptions, ScenarioName } from './bench-options.js';
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
+import { runFailover } from './failover-scenario.js';
 import type { ChildServer } from './child-server.js';
 import { benchModels, gatewayConfig, MOCK_BEHAVIOUR_HEADER, PACED_TOKEN_INTERVAL_MS } from './gateway-configs.js';
 import { measureIdleStreams } from './idle-streams.js';
@@ -163,6 +164,8 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     }
 
     if (wants('multi-turn')) results.multiTurn = await runMultiTurn(stack, profile.multiTurn, progress);
+
+    if (wants('failover')) results.failover = await runFailover(stack, profile.failover, progress);
 
     if (wants('llama')) results.llama = await runLlama(stack, options, progress);
 

@@ -65,6 +65,38 @@ describe('checkTargets', () => {
   });
 });
 
+describe('mid-stream failover figures', () => {
+  const failover = (failures: Record<string, number>, wrongAnswers: number): BenchResults => ({
+    ...results,
+    failover: {
+      plan: { replicas: 3, streams: 32, tokens: 100, tokenIntervalMs: 10, warmupMs: 2000, durationMs: 30_000, killEveryMs: 3000, downMs: 1000 },
+      kills: 10,
+      started: 325,
+      completed: 325 - Object.values(failures).reduce((sum, count) => sum + count, 0),
+      failures,
+      wrongAnswers,
+      resumes: 135,
+      resumeFailures: 0,
+      resumeGap: summary(40, 120),
+      tokenGap: summary(10, 30),
+    },
+  });
+  const target = (run: BenchResults) => checkTargets(run).find((check) => check.name.startsWith('streams that saw an error'));
+
+  it('meets its target only when no stream saw an error and every answer was whole', () => {
+    expect(target(failover({}, 0))).toMatchObject({ measured: '0', met: true });
+    expect(target(failover({ 'in-band error frame': 2 }, 0))).toMatchObject({ measured: '2', met: false });
+    expect(target(failover({}, 1))).toMatchObject({ measured: '1', met: false });
+  });
+
+  it('prints one row: kills, streams, errors, resumes and the gap at a resume beside the others', () => {
+    const report = renderReport(failover({ 'in-band error frame': 2 }, 0), []);
+    const row = report.split('\n').find((line) => line.trimStart().startsWith('10  '));
+    expect(row?.trim().split(/ {2,}/)).toEqual(['10', '325', '323', '2', '0', '135', '0', '40', '120', '120', '10', '30']);
+    expect(report).toContain('errors: in-band error frame 2');
+  });
+});
+
 describe('renderReport', () => {
   it('prints the bare proxy as a reference row with a note, leaving the targets to the HTTP engine', () => {
     const withBare: BenchResults = {

@@ -82,6 +82,14 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
       checks.push({ name: `metrics+tracing on/off chunks/s, ${on.target}`, goal: 'report', measured: `${ratio.toFixed(2)}x`, value: ratio });
     }
   }
+  const failover = results.failover;
+  if (failover) {
+    const errors = Object.values(failover.failures).reduce((sum, count) => sum + count, 0) + failover.wrongAnswers;
+    checks.push({ name: `streams that saw an error or a wrong answer, a replica killed every ${failover.plan.killEveryMs / 1000} s`, goal: '0', measured: String(errors), value: errors, met: errors === 0 });
+    const gap = failover.resumeGap.p99;
+    if (gap !== undefined) checks.push({ name: 'gap between two tokens at a resume, p99 (mock: no prefill)', goal: 'report', measured: `${gap.toFixed(1)} ms`, value: gap });
+  }
+
   const workers = results.workers;
   const single = workers?.streaming.find((row) => row.load === 'paced' && row.workers === 1);
   const several = workers?.streaming.find((row) => row.load === 'paced' && row.workers > 1);

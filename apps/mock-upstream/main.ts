@@ -18,6 +18,8 @@ const USAGE = `Usage: node dist/apps/mock-upstream/main.js [options]
   --failure F              ${MOCK_FAILURES.join(' | ')}
   --failure-status N       status of --failure status, code of --failure error (default 500)
   --fail-after-tokens N    output chunks before the failure (default 0)
+  --fail-at-tokens LIST    instead: positions in the whole answer where it breaks (3,5: the answer
+                           after its 3rd token, its continuation after the 5th)
   --failure-quotes Q       headers | prompt: the failure's message quotes them
   --no-health              no GET /health route (as Ollama, LM Studio, hosted APIs)
   --no-models              no GET /v1/models route
@@ -41,6 +43,7 @@ const { values } = parseArgs({
     failure: { type: 'string' },
     'failure-status': { type: 'string' },
     'fail-after-tokens': { type: 'string' },
+    'fail-at-tokens': { type: 'string' },
     'failure-quotes': { type: 'string' },
     'no-health': { type: 'boolean' },
     'no-models': { type: 'boolean' },
@@ -98,6 +101,7 @@ const behaviour: Partial<MockBehaviour> = Object.fromEntries(
     failure: values.failure as MockFailure | undefined,
     failureStatus: count('failure-status', values['failure-status']),
     failAfterTokens: count('fail-after-tokens', values['fail-after-tokens']),
+    failAtTokens: values['fail-at-tokens']?.split(',').map((position) => count('fail-at-tokens', position.trim())!),
     failureQuotes: values['failure-quotes'] as MockBehaviour['failureQuotes'] | undefined,
   }).filter(([, value]) => value !== undefined),
 );

@@ -14,6 +14,8 @@ export interface MockAnswer {
   /** The stop string that cut the answer (vLLM's `stop_reason`). */
   stopReason: string | null;
   promptTokens: number;
+  /** Steps of the whole answer that a continued final assistant message already held (0 for a fresh answer). */
+  offset: number;
   /** Prompt tokens found in the prefix cache; absent when the mock keeps none. */
   cachedTokens?: number;
   reasoningTokens: number;
@@ -39,6 +41,7 @@ export const EMPTY_PROMPT_ANSWER = 'Hello from the mock upstream';
 
 interface ChatBody {
   messages?: Array<{ role?: string; content?: unknown }>;
+  continue_final_message?: boolean;
   tools?: Array<{ function?: { name?: string } }>;
   tool_choice?: unknown;
   max_tokens?: number;
@@ -54,40 +57,73 @@ interface ChatBody {
  * Reasoning comes first, unless `chat_template_kwargs.enable_thinking` is false (a Qwen3 template
  * then skips it). `max_tokens` counts every chunk (finish `length`); `stop` strings cut
  * the content (finish `stop`, `stopReason` set).
+ *
+ * With `continue_final_message` (vLLM's continuation of a final assistant message) the answer is
+ * the rest of the one a fresh request would get: the steps the partial text already holds are
+ * skipped (no reasoning: it came before the text), and `max_tokens` counts only what follows, so
+ * a cut answer continued from where it stopped reads as one healthy answer.
  */
 export function planAnswer(body: ChatBody, behaviour: MockBehaviour, callId: string): MockAnswer {
   const messages = body.messages ?? [];
   const promptTokens = messages.reduce((sum, message) => sum + words(textOf(message.content)).length, 0);
+  const partial = body.continue_final_message === true ? textOf(messages.at(-1)?.content) : undefined;
   const thinks = body.chat_template_kwargs?.enable_thinking !== false;
-  const reasoning = words((thinks && behaviour.reasoning) || '').map((text): MockStep => ({ kind: 'reasoning', text }));
-  const base = { stopReason: null, promptTokens, reasoningTokens: reasoning.length };
+  const reasoning = partial === undefined ? words((thinks && behaviour.reasoning) || '').map((text): MockStep => ({ kind: 'reasoning', text })) : [];
+  const base = { stopReason: null, promptTokens, reasoningTokens: reasoning.length, offset: 0 };
 
   const toolCall = plannedToolCall(body, callId);
   if (toolCall) return { ...base, steps: [...reasoning, ...toolCall], finishReason: 'tool_calls' };
 
   const lastUser = [...messages].reverse().find((message) => message.role === 'user');
   const text = textOf(lastUser?.content).trim();
+  const said = partial === undefined ? 0 : words(partial).length;
   // One word past max_tokens is enough to finish with `length`; `tokens` may be huge (benchmarks).
-  const wanted = Math.min(behaviour.tokens ?? 0, (body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY) + 1);
-  const answer =
+  const wanted = Math.min(behaviour.tokens ?? 0, said + (body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY) + 1);
+  const whole =
     behaviour.tokens !== undefined
       ? Array.from({ length: wanted }, (_, index) => (index === 0 ? behaviour.word : ` ${behaviour.word}`))
       : words(text.length > 0 ? text : EMPTY_PROMPT_ANSWER);
+  const { rest: answer, offset } = partial === undefined ? { rest: whole, offset: 0 } : afterPartial(whole, partial);
+  base.offset = offset;
 
   const steps: MockStep[] = [...reasoning];
   const stops = body.stop === undefined ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
-  let said = '';
+  // As vLLM: stop strings are looked for in the new output only.
+  let output = '';
   for (const piece of answer) {
-    const stop = stops.find((candidate) => candidate.length > 0 && (said + piece).includes(candidate));
+    const stop = stops.find((candidate) => candidate.length > 0 && (output + piece).includes(candidate));
     if (stop) {
-      const cut = (said + piece).indexOf(stop) - said.length;
+      const cut = (output + piece).indexOf(stop) - output.length;
       if (cut > 0) steps.push({ kind: 'content', text: piece.slice(0, cut) });
       return limit({ ...base, steps, finishReason: 'stop', stopReason: stop }, body);
     }
-    said += piece;
+    output += piece;
     steps.push({ kind: 'content', text: piece });
   }
   return limit({ ...base, steps, finishReason: 'stop' }, body);
+}
+
+/**
+ * The pieces of `whole` after the text `partial` holds, and how many pieces it held: a piece the
+ * partial text ends inside goes on with its rest. From the first piece that does not match, the
+ * partial is not this answer's start, and the rest of the answer follows from there.
+ */
+function afterPartial(whole: string[], partial: string): { rest: string[]; offset: number } {
+  let consumed = 0;
+  let index = 0;
+  while (index < whole.length && consumed < partial.length) {
+    const piece = whole[index];
+    const left = partial.slice(consumed);
+    if (left.startsWith(piece)) {
+      consumed += piece.length;
+      index += 1;
+    } else if (piece.startsWith(left)) {
+      return { rest: [piece.slice(left.length), ...whole.slice(index + 1)], offset: index + 1 };
+    } else {
+      break;
+    }
+  }
+  return { rest: whole.slice(index), offset: index };
 }
 
 function limit(answer: MockAnswer, body: ChatBody): MockAnswer {

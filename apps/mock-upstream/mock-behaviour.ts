@@ -37,6 +37,13 @@ export interface MockBehaviour {
   /** Output chunks sent before a `drop`, `malformed`, `stall` or `error` failure. */
   failAfterTokens: number;
   /**
+   * Instead of `failAfterTokens`: positions in the whole answer where it breaks. A response fails
+   * at the first position after where it starts (a continuation starts where its partial answer
+   * ends) and does not fail when none is left, so `[3, 5]` cuts an answer after its third token and
+   * its continuation after the fifth, and the second continuation finishes it.
+   */
+  failAtTokens?: number[];
+  /**
    * What the message of a `status` or `error` failure quotes, as careless servers and proxies do:
    * the request's `headers` (as JSON), its last user message (`prompt`), or its bearer
    * credential in the spellings other servers echo one in (`encoded-key`: JSON with `\/` and
@@ -60,6 +67,18 @@ export const DEFAULT_BEHAVIOUR: MockBehaviour = {
 };
 
 export const BEHAVIOUR_HEADER = 'x-mock-behaviour';
+
+/**
+ * Output chunks a response sends before its injected failure (`drop`, `malformed`, `stall`,
+ * `error`), for a response whose answer starts `offset` steps into the whole answer; undefined
+ * when it does not fail that way.
+ */
+export function failurePoint(behaviour: MockBehaviour, offset: number): number | undefined {
+  if (behaviour.failure === undefined || behaviour.failure === 'status') return undefined;
+  if (behaviour.failAtTokens === undefined) return behaviour.failAfterTokens;
+  const at = behaviour.failAtTokens.find((position) => position > offset);
+  return at === undefined ? undefined : at - offset;
+}
 
 /** The server's behaviour with a request's `x-mock-behaviour` hint merged over it. */
 export function behaviourFor(base: MockBehaviour, hint: string | string[] | undefined): MockBehaviour {

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MockReplyContext } from './mock-answer.js';
+import { failurePoint } from './mock-behaviour.js';
 import { cachedUsage } from './mock-chat-stream.js';
 
 /** A non-streaming `chat.completion`, after the time the stream would have taken; failures injected. */
@@ -9,7 +10,7 @@ export async function answerJson(context: MockReplyContext): Promise<void> {
   await sleep(behaviour.prefillMs, undefined, { signal });
   context.onDecoding();
   await sleep(behaviour.tokenIntervalMs * Math.max(0, answer.steps.length - 1), undefined, { signal });
-  switch (behaviour.failure) {
+  switch (failurePoint(behaviour, answer.offset) === undefined ? undefined : behaviour.failure) {
     case 'drop':
       response.socket?.destroy();
       return;

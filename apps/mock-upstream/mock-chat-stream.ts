@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MockAnswer, MockReplyContext, MockStep } from './mock-answer.js';
-import type { MockBehaviour } from './mock-behaviour.js';
+import { failurePoint, type MockBehaviour } from './mock-behaviour.js';
 
 export interface MockStreamContext extends MockReplyContext {
   includeUsage: boolean;
@@ -37,11 +37,10 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
   context.onDecoding();
   await chunk('{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}');
 
+  const failAt = failurePoint(behaviour, answer.offset);
   const started = performance.now();
   for (const [position, step] of answer.steps.entries()) {
-    if (behaviour.failure && behaviour.failure !== 'status' && position === behaviour.failAfterTokens) {
-      return injectFailure(context, write);
-    }
+    if (position === failAt) return injectFailure(context, write);
     if (position > 0 && behaviour.tokenIntervalMs > 0) {
       // Paced against the start, so that timer drift does not add up.
       await sleep(Math.max(0, started + position * behaviour.tokenIntervalMs - performance.now()), undefined, { signal });
@@ -51,9 +50,7 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
     completionTokens += 1;
     await chunk(`{"index":0,"delta":${JSON.stringify(deltaOf(step, behaviour))},"logprobs":null,"finish_reason":null}`);
   }
-  if (behaviour.failure && behaviour.failure !== 'status' && behaviour.failAfterTokens >= answer.steps.length) {
-    return injectFailure(context, write);
-  }
+  if (failAt !== undefined && failAt >= answer.steps.length) return injectFailure(context, write);
   await chunk(
     `{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"${answer.finishReason}","stop_reason":${JSON.stringify(answer.stopReason)}}`,
   );

@@ -102,6 +102,10 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     if (options.servedModel !== undefined && body.model !== options.servedModel) {
       return sendJson(response, 404, mockError(404, `The model \`${String(body.model)}\` does not exist.`));
     }
+    // As vLLM: a continued final message must not get a new assistant turn after it (its default).
+    if (body.continue_final_message === true && body.add_generation_prompt !== false) {
+      return sendJson(response, 400, mockError(400, 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.'));
+    }
     const failureMessage = failureMessageOf(requestBehaviour, request.headers, body);
     if (requestBehaviour.failure === 'status') {
       return sendJson(response, requestBehaviour.failureStatus, mockError(requestBehaviour.failureStatus, failureMessage));

@@ -47,6 +47,18 @@ describe('configuration', () => {
     }
   });
 
+  it('turns mid-stream failover on by default, fills the keys a model leaves out, and names a bad one', () => {
+    const fleet = { name: 'fleet', engine: 'http', upstreams: ['http://a/v1'] };
+    expect((parseConfig({ models: [fleet] }).models[0] as HttpModelConfig).midStreamFailover).toEqual({ enabled: true, maxResumes: 2, stallTimeoutMs: 0 });
+    expect((parseConfig({ models: [{ ...fleet, midStreamFailover: { stallTimeoutMs: 300 } }] }).models[0] as HttpModelConfig).midStreamFailover).toEqual({
+      enabled: true,
+      maxResumes: 2,
+      stallTimeoutMs: 300,
+    });
+    expect(configProblemsOf({ models: [{ ...fleet, midStreamFailover: { maxResumes: -1 } }] })).toEqual(['models[0].midStreamFailover.maxResumes must not be less than 0']);
+    expect(configProblemsOf({ models: [{ ...fleet, midStreamFailover: { retries: 2 } }] })[0]).toMatch(/^models\[0\]\.midStreamFailover\.retries: unknown field/);
+  });
+
   it('names the field at fault', () => {
     expect(configProblemsOf({ models: [{ name: 'a', engine: 'stub', prefillMs: -1 }] })).toEqual([
       'models[0].prefillMs must not be less than 0',

@@ -1,3 +1,5 @@
+import type { AnswerResume } from './answer-resume.js';
+
 /**
  * A protocol-neutral generation: what every client API decodes into and every engine reads.
  * Nothing here names a wire format; encoders keep their own stream options.
@@ -27,6 +29,8 @@ export interface GenerationRequest {
   stream?: boolean;
   /** W3C trace context (`traceparent`, `tracestate`) that engines calling out over HTTP forward. */
   traceHeaders?: Record<string, string>;
+  /** Called when the engine continues the answer elsewhere after a failure cut it (the HTTP engine's mid-stream failover). */
+  onResume?: (resume: AnswerResume) => void;
 }
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;

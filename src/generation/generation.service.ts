@@ -66,8 +66,9 @@ export class GenerationService {
     const model = this.registry.resolve(request.model);
     telemetry.identify({ model: request.model, engine: model.config.engine });
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
-    // The trace context the tracing interceptor wrote goes on to the engine (HTTP upstreams continue the trace).
-    const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders };
+    // The trace context the tracing interceptor wrote goes on to the engine (HTTP upstreams continue the trace);
+    // what the engine reports beside its events comes back to the telemetry.
+    const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders, onResume: (resume) => telemetry.markResumed(resume) };
     const generated$ = model.engine.generate(traced);
     // Hidden here, before the responder's keep-alive and fold: reasoning the client never sees
     // must not end its heartbeats. Usage still counts its tokens (they were generated).

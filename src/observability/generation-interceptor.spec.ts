@@ -1,6 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { lastValueFrom, of, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import type { AnswerResume } from '../engine/answer-resume.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { ZERO_USAGE } from '../engine/engine-event.js';
 import { GenerationInterceptor, type GenerationOutcome } from './generation-interceptor.js';
@@ -25,6 +26,9 @@ class RecordingInterceptor extends GenerationInterceptor {
   }
   protected override onHeartbeat(): void {
     this.log.push(`${this.name}:heartbeat`);
+  }
+  protected override onResumed(_telemetry: GenerationTelemetry, resume: AnswerResume): void {
+    this.log.push(`${this.name}:resumed ${resume.resume} ${resume.reason}`);
   }
   protected override onEvent(_telemetry: GenerationTelemetry, event: EngineEvent): void {
     this.log.push(`${this.name}:${event.type}`);
@@ -60,6 +64,17 @@ describe('GenerationInterceptor.chain', () => {
       'inner:end completed',
       'outer:end completed',
     ]);
+  });
+
+  it('hands each resume the engine reports through the telemetry to every interceptor, with what it was', () => {
+    const log: string[] = [];
+    const hooks = GenerationInterceptor.chain([new RecordingInterceptor('a', log), new RecordingInterceptor('b', log)]);
+    const telemetry = new GenerationTelemetry('chat');
+    telemetry.onSignal((signal) => hooks.signal(telemetry, signal));
+    telemetry.markResumed({ reason: 'reset', resume: 1, producedTokens: 3, from: 'http://a/v1', to: 'http://b/v1' });
+    telemetry.markResumed({ reason: 'stall', resume: 2, producedTokens: 5, from: 'http://b/v1', to: 'http://c/v1' });
+    expect(log).toEqual(['a:resumed 1 reset', 'b:resumed 1 reset', 'a:resumed 2 stall', 'b:resumed 2 stall']);
+    expect(telemetry.resumes).toHaveLength(2);
   });
 
   it('ends every interceptor, innermost first, when the client hangs up', () => {

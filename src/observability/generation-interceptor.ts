@@ -1,6 +1,7 @@
 import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
+import type { AnswerResume } from '../engine/answer-resume.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationTelemetry, LifecycleSignal } from './generation-telemetry.js';
 
@@ -40,7 +41,7 @@ export interface GenerationHooks {
 /**
  * The plug-in point for observability and plugins: hooks that see every generation request
  * (Chat Completions, Responses, Messages) that the guards let in, every engine event it emits,
- * the lifecycle moments that are not events (accepted, admitted, heartbeat), and how it ended.
+ * the lifecycle moments that are not events (accepted, admitted, heartbeat, resumed), and how it ended.
  * Subclasses override the hooks they need and are registered as providers of any module (a
  * plugin's included); the generation routes find them all when the gateway is built. They never
  * touch engines or encoders. Hooks must not throw: they run inside the response stream.
@@ -61,6 +62,8 @@ export abstract class GenerationInterceptor implements NestInterceptor {
   protected onAccepted(_telemetry: GenerationTelemetry): void {}
   protected onAdmitted(_telemetry: GenerationTelemetry): void {}
   protected onHeartbeat(_telemetry: GenerationTelemetry): void {}
+  /** The engine continued the answer on another worker after a failure cut it; the client's stream goes on as one. */
+  protected onResumed(_telemetry: GenerationTelemetry, _resume: AnswerResume): void {}
   protected onEvent(_telemetry: GenerationTelemetry, _event: EngineEvent): void {}
   protected onEnd(_telemetry: GenerationTelemetry, _outcome: GenerationOutcome): void {}
 
@@ -80,6 +83,7 @@ export abstract class GenerationInterceptor implements NestInterceptor {
         for (const hooks of list) {
           if (signal === 'accepted') hooks.onAccepted(telemetry);
           else if (signal === 'admitted') hooks.onAdmitted(telemetry);
+          else if (signal === 'resumed') hooks.onResumed(telemetry, telemetry.resumes!.at(-1)!);
           else hooks.onHeartbeat(telemetry);
         }
       },

@@ -1,3 +1,4 @@
+import type { AnswerResume } from '../engine/answer-resume.js';
 import type { EngineEvent, FinishReason, TokenUsage } from '../engine/engine-event.js';
 import { isOutput, ZERO_USAGE } from '../engine/engine-event.js';
 import type { ApiName } from '../protocols/protocol-descriptor.js';
@@ -5,7 +6,7 @@ import type { ApiName } from '../protocols/protocol-descriptor.js';
 export type { ApiName };
 
 /** Moments in a generation's life that are not engine events. */
-export type LifecycleSignal = 'accepted' | 'admitted' | 'heartbeat';
+export type LifecycleSignal = 'accepted' | 'admitted' | 'heartbeat' | 'resumed';
 
 /**
  * What is known about one generation request as it runs: identity (API, model, engine), the
@@ -33,6 +34,8 @@ export class GenerationTelemetry {
   heartbeats = 0;
   usage: TokenUsage = ZERO_USAGE;
   finishReason?: FinishReason;
+  /** Each time the engine continued the answer elsewhere after a failure cut it (absent: never). */
+  resumes?: AnswerResume[];
   /** W3C trace context to forward to upstream engines (`traceparent`, `tracestate`). */
   traceHeaders: Record<string, string> = {};
   /** Plain callbacks, not a Subject: a gateway holds thousands of requests at once. */
@@ -84,6 +87,12 @@ export class GenerationTelemetry {
   markHeartbeat(): void {
     this.heartbeats += 1;
     this.signal('heartbeat');
+  }
+
+  /** The engine continued the answer elsewhere (the HTTP engine's mid-stream failover). */
+  markResumed(resume: AnswerResume): void {
+    (this.resumes ??= []).push(resume);
+    this.signal('resumed');
   }
 
   private signal(signal: LifecycleSignal): void {

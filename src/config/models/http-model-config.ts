@@ -1,5 +1,7 @@
-import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateBy } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
 import { IsStringRecord } from '../string-record.validator.js';
+import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
 import { ModelConfigBase } from './model-config-base.js';
 
 export const ROUTING_POLICIES = ['least-outstanding', 'prefix-affinity'] as const;
@@ -137,6 +139,11 @@ export class HttpModelConfig extends ModelConfigBase {
   @IsInt()
   @Min(1)
   ejectionMaxMs: number = 60_000;
+
+  /** Continuing an answer on another replica when its own fails mid-answer (see MidStreamFailoverConfig). */
+  @ValidateNested()
+  @Type(() => MidStreamFailoverConfig)
+  midStreamFailover: MidStreamFailoverConfig = new MidStreamFailoverConfig();
 }
 
 /** A non-empty mapping of request fields that Gantry does not write itself (`disableReasoningWith`). */

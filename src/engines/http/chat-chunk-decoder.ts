@@ -89,7 +89,7 @@ export class ChatChunkDecoder {
   end(): EngineEvent[] {
     if (this.finished) return [];
     if (this.finishReason === undefined) {
-      throw upstreamProtocolError('The upstream closed the stream before it finished.');
+      throw upstreamProtocolError('The upstream closed the stream before it finished.', undefined, 'reset');
     }
     return [this.done()];
   }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
 import type { HttpModelConfig } from '../../config/model-config.js';
+import { MidStreamFailoverConfig } from '../../config/models/mid-stream-failover-config.js';
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
@@ -8,15 +9,18 @@ import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
 import { AffinityRouter } from './affinity-router.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
-import { decodeUpstreamSse, type UpstreamDecodeOptions } from './decode-upstream-sse.js';
+import { decodeUpstreamSse } from './decode-upstream-sse.js';
+import { FailoverCounters, type ResumeCount } from './failover-counters.js';
 import { HealthChecker } from './health-checker.js';
 import type { ProbeResult } from './health-probe.js';
+import { cutError, MidStreamFailover, type Continuation, type ResumeFailure } from './mid-stream-failover.js';
 import { prefixAffinityPosition } from './prefix-affinity-key.js';
 import { ReplicaPool, type Replica, type ReplicaState, type ReplicaTraffic } from './replica-pool.js';
 import { secretRedactor, type Redact } from './secret-redactor.js';
+import { stallWatch } from './stall-watch.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
-import { UpstreamError } from './upstream-error.js';
+import { UpstreamError, upstreamStallError } from './upstream-error.js';
 import { countUpstreamPromptTokens } from './upstream-token-count.js';
 
 /**
@@ -46,9 +50,12 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private readonly healthChecker?: HealthChecker;
   private readonly headers: Record<string, string>;
   private readonly redact: Redact;
+  private readonly failoverPolicy: MidStreamFailoverConfig;
+  private readonly failoverCounters = new FailoverCounters();
 
   constructor(private readonly config: HttpModelConfig) {
     super();
+    this.failoverPolicy = config.midStreamFailover ?? new MidStreamFailoverConfig();
     this.pool = new ReplicaPool(config.upstreams, {
       maxFailures: config.maxFailures,
       baseMs: config.ejectionBaseMs,
@@ -75,55 +82,87 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   generate(request: GenerationRequest): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
       const whole = request.stream === false && this.config.nonStreaming === 'json';
-      const body = JSON.stringify(
-        toUpstreamChatRequest(request, {
-          upstreamModel: this.config.upstreamModel ?? this.config.name,
-          continuousUsage: this.config.continuousUsage,
-          whole,
-          disableReasoningWith: this.config.disableReasoningWith,
-        }),
-      );
+      const upstreamRequest = toUpstreamChatRequest(request, {
+        upstreamModel: this.config.upstreamModel ?? this.config.name,
+        continuousUsage: this.config.continuousUsage,
+        whole,
+        disableReasoningWith: this.config.disableReasoningWith,
+      });
+      const body = JSON.stringify(upstreamRequest);
       // Measured prefill runs from here, across retries, as the client waits.
-      const decodeOptions: UpstreamDecodeOptions = { startedAt: performance.now(), redact: this.redact };
-      const decode = () => (whole ? decodeUpstreamJson(undefined, decodeOptions) : decodeUpstreamSse(undefined, decodeOptions));
+      const startedAt = performance.now();
       const attempts = new Subscription();
       const tried = new Set<Replica>();
       const position = this.affinity ? prefixAffinityPosition(request) : undefined;
+      // A whole JSON answer emits nothing before it is complete: its failures are retried as any before the first output.
+      const failover = whole || !this.failoverPolicy.enabled ? undefined : new MidStreamFailover(request, upstreamRequest, this.failoverPolicy, startedAt);
+      const emit = failover ? (event: EngineEvent) => subscriber.next(failover.pass(event)) : (event: EngineEvent) => subscriber.next(event);
+      let current: Replica | undefined;
       // Set by the first output or `done`: from then on events pass straight through, and no retry.
       let committed = false;
       // The latest ack before that: each ack holds running totals, so the latest says it all.
       let heldAck: EngineEvent | undefined;
+      const observer: Observer<EngineEvent> = {
+        next: (event) => {
+          if (committed) return emit(event);
+          if (event.type === 'ack') {
+            heldAck = event;
+            return;
+          }
+          committed = true;
+          if (heldAck) emit(heldAck);
+          heldAck = undefined;
+          emit(event);
+        },
+        error: (error: unknown) => {
+          heldAck = undefined;
+          if (!committed && error instanceof UpstreamError && error.retryable) tryNext(error);
+          else if (committed && failover) resume(failover, error);
+          else subscriber.error(error);
+        },
+        complete: () => {
+          if (heldAck) emit(heldAck);
+          subscriber.complete();
+        },
+      };
+      const send = (replica: Replica, payload: string, from = startedAt) => {
+        current = replica;
+        attempts.add(this.attempt(replica, payload, whole, request.traceHeaders ?? {}, this.decoder(whole, from), observer));
+      };
+      const pick = (excluded: ReadonlySet<Replica>) => (position === undefined ? this.pool.pick(excluded) : this.affinity!.pick(position, excluded));
       const tryNext = (lastError?: UpstreamError) => {
-        const replica = position === undefined ? this.pool.pick(tried) : this.affinity!.pick(position, tried);
+        const replica = pick(tried);
         if (!replica) {
           subscriber.error(this.exhausted(tried.size, lastError));
           return;
         }
         tried.add(replica);
-        attempts.add(
-          this.attempt(replica, body, whole, request.traceHeaders ?? {}, decode(), {
-            next: (event) => {
-              if (committed) return subscriber.next(event);
-              if (event.type === 'ack') {
-                heldAck = event;
-                return;
-              }
-              committed = true;
-              if (heldAck) subscriber.next(heldAck);
-              heldAck = undefined;
-              subscriber.next(event);
-            },
-            error: (error: unknown) => {
-              heldAck = undefined;
-              if (!committed && error instanceof UpstreamError && error.retryable) tryNext(error);
-              else subscriber.error(error);
-            },
-            complete: () => {
-              if (heldAck) subscriber.next(heldAck);
-              subscriber.complete();
-            },
-          }),
-        );
+        send(replica, body);
+      };
+      const failed = new Set<Replica>();
+      const resume = (answer: MidStreamFailover, error: unknown) => {
+        const decision = answer.decide(error, performance.now());
+        if (decision.kind === 'finish') {
+          subscriber.next(decision.event);
+          subscriber.complete();
+          return;
+        }
+        if (decision.kind === 'end') {
+          if (decision.failure) this.failoverCounters.countFailure(decision.failure);
+          subscriber.error(decision.error);
+          return;
+        }
+        const from = current!;
+        failed.add(from);
+        // Never a replica that is down; one that failed this answer only when no other is up.
+        const next = pick(failed) ?? pick(new Set());
+        if (!next) {
+          this.failoverCounters.countFailure('no_replica');
+          subscriber.error(cutError(error as UpstreamError, ' No other replica could continue the answer.'));
+          return;
+        }
+        this.reportResume(request, from, next, decision, error as UpstreamError);
+        send(next, JSON.stringify(decision.body), decision.startedAt);
       };
       tryNext();
       return attempts;
@@ -153,6 +192,16 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       requests: replica.requests,
       ...(this.affinity ? { affinityOverrides: replica.affinityOverrides } : {}),
     }));
+  }
+
+  /** Answers continued on another replica, by the replica that failed and what cut them. */
+  streamResumes(): ResumeCount[] {
+    return this.failoverCounters.resumeCounts();
+  }
+
+  /** Answers cut mid-way that failover did not continue, by why. */
+  resumeFailures(): Array<{ reason: ResumeFailure; count: number }> {
+    return this.failoverCounters.failureCounts();
   }
 
   /** `/ready` shows each replica's state beside the model's readiness. */
@@ -198,6 +247,27 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       });
     subscription.add(() => (replica.outstanding -= 1));
     return subscription;
+  }
+
+  /** Upstream body text to events: one JSON answer, or a stream, watched for stalls when `stallTimeoutMs` is set. */
+  private decoder(whole: boolean, startedAt: number): OperatorFunction<string, EngineEvent> {
+    const options = { startedAt, redact: this.redact };
+    if (whole) return decodeUpstreamJson(undefined, options);
+    const stallMs = this.failoverPolicy.stallTimeoutMs;
+    if (stallMs === 0) return decodeUpstreamSse(undefined, options);
+    return (source) => source.pipe(stallWatch<string>(stallMs, () => upstreamStallError(stallMs)), decodeUpstreamSse(undefined, options));
+  }
+
+  /** One log line, one count, and the request's own notice (its trace) per resume. */
+  private reportResume(request: GenerationRequest, from: Replica, to: Replica, continuation: Continuation, error: UpstreamError): void {
+    this.failoverCounters.countResume(from.label, continuation.reason);
+    // A replica's fault is told in Gantry's own words; an in-band error's text is the upstream's, so only its reason.
+    const what = error.replicaFault ? `${continuation.reason}: ${error.message}` : continuation.reason;
+    this.logger.warn(
+      `Model '${this.config.name}': replica ${from.label} failed mid-answer (${what}); continuing on ${to.label} after ` +
+        `${continuation.producedTokens} output tokens (resume ${continuation.resume} of ${this.failoverPolicy.maxResumes}).`,
+    );
+    request.onResume?.({ reason: continuation.reason, resume: continuation.resume, producedTokens: continuation.producedTokens, from: from.label, to: to.label });
   }
 
   private recordFailure(replica: Replica, error: unknown): void {

@@ -53,6 +53,22 @@ export function toUpstreamChatRequest(request: GenerationRequest, options: Upstr
   return body;
 }
 
+/**
+ * The request that continues an answer cut after `partial`: the same body with the partial answer
+ * as a final assistant message that the upstream renders open and continues (vLLM and SGLang's
+ * `continue_final_message` with `add_generation_prompt: false`; llama.cpp's server continues a
+ * final assistant message by itself), asking only for the tokens the answer has left.
+ */
+export function toUpstreamContinuation(body: Record<string, unknown>, partial: string, maxTokens: number | undefined): Record<string, unknown> {
+  return {
+    ...body,
+    messages: [...(body.messages as unknown[]), { role: 'assistant', content: partial }],
+    continue_final_message: true,
+    add_generation_prompt: false,
+    max_tokens: maxTokens,
+  };
+}
+
 function toUpstreamMessage(message: ChatMessage): Record<string, unknown> {
   switch (message.role) {
     case 'system':

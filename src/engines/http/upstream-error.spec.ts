@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { secretRedactor } from './secret-redactor.js';
-import { upstreamStatusError } from './upstream-error.js';
+import { upstreamFrameError, upstreamProtocolError, upstreamStallError, upstreamStatusError, upstreamTransportError } from './upstream-error.js';
 
 const body = (message: string) => JSON.stringify({ error: { message, type: 'Error', code: 0 } });
 const redact = secretRedactor(['sk-upstream-secret']);
@@ -32,5 +32,30 @@ describe('upstreamStatusError', () => {
     const message = upstreamStatusError(400, body(`${'x'.repeat(490)} sk-upstream-secret`), redact).message;
     expect(message).not.toMatch(/sk-up/);
     expect(message).toContain('[redac');
+  });
+});
+
+describe('what cut an answer, for mid-stream failover', () => {
+  const transport = (code: string) => upstreamTransportError(Object.assign(new Error(code), { code }), { headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+
+  it('names the failures another replica may continue after', () => {
+    expect(transport('UND_ERR_SOCKET').cut).toBe('reset');
+    expect(transport('ECONNREFUSED').cut).toBe('reset');
+    expect(upstreamProtocolError('ended early', undefined, 'reset').cut).toBe('reset');
+    expect(upstreamProtocolError('not JSON').cut).toBe('error');
+    expect(upstreamStatusError(503, '').cut).toBe('status');
+    expect(upstreamStatusError(429, '').cut).toBe('status');
+    expect(upstreamFrameError({ error: { message: 'engine died', code: 500 } }).cut).toBe('error');
+    expect(upstreamFrameError({ error: 'no code' }).cut).toBe('error');
+    expect(transport('UND_ERR_BODY_TIMEOUT').cut).toBe('stall');
+    expect(upstreamStallError(300)).toMatchObject({ cut: 'stall', kind: 'timeout', replicaFault: true });
+  });
+
+  it("leaves the request's own failures uncut: they would fail anywhere", () => {
+    expect(upstreamStatusError(400, '').cut).toBeUndefined();
+    expect(upstreamStatusError(401, '').cut).toBeUndefined();
+    expect(upstreamFrameError({ error: { message: 'too long', code: 400 } }).cut).toBeUndefined();
+    // A whole answer slower than headersTimeoutMs: a long generation, not a broken replica.
+    expect(upstreamTransportError(Object.assign(new Error(), { code: 'UND_ERR_HEADERS_TIMEOUT' }), { headersTimeoutMs: 1, bodyTimeoutMs: 1 }, true).cut).toBeUndefined();
   });
 });

@@ -1,12 +1,18 @@
 import { STATUS_CODES } from 'node:http';
+import type { AnswerResume } from '../../engine/answer-resume.js';
 import { EngineError, type EngineErrorKind } from '../../engine/engine-error.js';
 import { keepText, type Redact } from './secret-redactor.js';
+
+/** What cut an answer whose output had begun, when another replica may continue it (see AnswerResume). */
+export type CutReason = AnswerResume['reason'];
 
 export interface UpstreamErrorTraits {
   /** Another replica may succeed, provided nothing has been emitted downstream yet. */
   retryable: boolean;
   /** The replica misbehaved (not the request): counts towards its ejection. */
   replicaFault: boolean;
+  /** Set when another replica may continue an answer this failure cut (see MidStreamFailover); absent: the request's own fault. */
+  cut?: CutReason;
   cause?: unknown;
 }
 
@@ -14,12 +20,14 @@ export interface UpstreamErrorTraits {
 export class UpstreamError extends EngineError {
   readonly retryable: boolean;
   readonly replicaFault: boolean;
+  readonly cut?: CutReason;
 
   constructor(kind: EngineErrorKind, message: string, traits: UpstreamErrorTraits) {
     super(kind, message, { cause: traits.cause });
     this.name = 'UpstreamError';
     this.retryable = traits.retryable;
     this.replicaFault = traits.replicaFault;
+    this.cut = traits.cut;
   }
 }
 
@@ -34,16 +42,19 @@ export function upstreamStatusError(status: number, bodyText: string, redact: Re
   const detail = messageOfBody(bodyText, redact);
   const message =
     detail && isClientOwn(status, detail) ? `The upstream answered ${status}: ${detail}` : `The upstream answered ${statusName(status)}.`;
+  const retryable = status === 408 || status === 429 || (status >= 500 && status !== 501);
   return new UpstreamError(kindOfStatus(status), message, {
-    retryable: status === 408 || status === 429 || (status >= 500 && status !== 501),
+    retryable,
     replicaFault: status === 408 || status >= 500,
+    cut: retryable ? 'status' : undefined,
   });
 }
 
 /**
  * An in-band `data: {"error": ...}` frame (vLLM, llama.cpp, TGI, OpenAI). The request failed, not
- * the replica: not retried, not counted against it. Its message is passed on (redacted) only when
- * its code says the client's request was at fault, as for a status (see upstreamStatusError).
+ * the replica: not retried, not counted against it; an answer it cut may be continued elsewhere,
+ * unless its code says the client's request was at fault. Its message is passed on (redacted) only
+ * when that code says so, as for a status (see upstreamStatusError).
  */
 export function upstreamFrameError(
   payload: { error?: unknown; message?: unknown; code?: unknown; error_type?: unknown },
@@ -57,15 +68,26 @@ export function upstreamFrameError(
     status !== undefined && detail && isClientOwn(status, detail)
       ? detail
       : `The upstream reported an error${status === undefined ? '' : ` (${statusName(status)})`}.`;
-  return new UpstreamError(status === undefined ? 'upstream' : kindOfStatus(status), message, {
+  const kind = status === undefined ? 'upstream' : kindOfStatus(status);
+  return new UpstreamError(kind, message, {
     retryable: false,
     replicaFault: false,
+    cut: kind === 'invalid_request' ? undefined : 'error',
   });
 }
 
-/** A malformed stream: the replica is broken; another one may not be. */
-export function upstreamProtocolError(message: string, cause?: unknown): UpstreamError {
-  return new UpstreamError('upstream', message, { retryable: true, replicaFault: true, cause });
+/** A malformed stream (`error`), or one that ended before it finished (`reset`): the replica is broken; another one may not be. */
+export function upstreamProtocolError(message: string, cause?: unknown, cut: CutReason = 'error'): UpstreamError {
+  return new UpstreamError('upstream', message, { retryable: true, replicaFault: true, cut, cause });
+}
+
+/** Silence past `stallTimeoutMs` once the upstream's answer began. */
+export function upstreamStallError(stallTimeoutMs: number): UpstreamError {
+  return new UpstreamError('timeout', `The upstream sent nothing for ${stallTimeoutMs} ms in the middle of its answer (stallTimeoutMs).`, {
+    retryable: true,
+    replicaFault: true,
+    cut: 'stall',
+  });
 }
 
 /**
@@ -82,9 +104,9 @@ export function upstreamTransportError(
   const code = String((error as { code?: unknown })?.code ?? '');
   switch (code) {
     case 'ECONNREFUSED':
-      return new UpstreamError('upstream', 'The upstream refused the connection.', { retryable: true, replicaFault: true, cause: error });
+      return new UpstreamError('upstream', 'The upstream refused the connection.', { retryable: true, replicaFault: true, cut: 'reset', cause: error });
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return new UpstreamError('upstream', 'The upstream did not accept the connection in time.', { retryable: true, replicaFault: true, cause: error });
+      return new UpstreamError('upstream', 'The upstream did not accept the connection in time.', { retryable: true, replicaFault: true, cut: 'reset', cause: error });
     case 'UND_ERR_HEADERS_TIMEOUT':
       if (whole) {
         return new UpstreamError('timeout', `The upstream did not finish the answer within ${timeouts.headersTimeoutMs} ms (headersTimeoutMs).`, {
@@ -93,17 +115,28 @@ export function upstreamTransportError(
           cause: error,
         });
       }
-      return new UpstreamError('timeout', `The upstream sent no response headers within ${timeouts.headersTimeoutMs} ms.`, { retryable: false, replicaFault: true, cause: error });
+      return new UpstreamError('timeout', `The upstream sent no response headers within ${timeouts.headersTimeoutMs} ms.`, {
+        retryable: false,
+        replicaFault: true,
+        cut: 'stall',
+        cause: error,
+      });
     case 'UND_ERR_BODY_TIMEOUT':
-      return new UpstreamError('timeout', `The upstream sent nothing for ${timeouts.bodyTimeoutMs} ms.`, { retryable: false, replicaFault: true, cause: error });
+      return new UpstreamError('timeout', `The upstream sent nothing for ${timeouts.bodyTimeoutMs} ms.`, { retryable: false, replicaFault: true, cut: 'stall', cause: error });
     case 'UND_ERR_SOCKET':
     case 'ECONNRESET':
     case 'EPIPE':
-      return new UpstreamError('upstream', 'The upstream closed the connection before the answer was complete.', { retryable: true, replicaFault: true, cause: error });
+      return new UpstreamError('upstream', 'The upstream closed the connection before the answer was complete.', {
+        retryable: true,
+        replicaFault: true,
+        cut: 'reset',
+        cause: error,
+      });
     default:
       return new UpstreamError('upstream', `The upstream could not be reached (${code || (error as Error)?.message || 'unknown error'}).`, {
         retryable: true,
         replicaFault: true,
+        cut: 'reset',
         cause: error,
       });
   }

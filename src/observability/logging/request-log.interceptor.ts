@@ -61,6 +61,7 @@ export class RequestLogInterceptor extends GenerationInterceptor {
       finishReason: telemetry.finishReason,
       heartbeats: telemetry.heartbeats,
     };
+    if (telemetry.resumes) line.resumes = telemetry.resumes.length;
     if (outcome.kind === 'client_closed') line.phase = phaseOf(telemetry);
     if (outcome.kind === 'failed' || outcome.kind === 'rejected') {
       const failure = asGatewayError(outcome.error);

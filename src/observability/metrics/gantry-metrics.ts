@@ -129,6 +129,30 @@ export class GantryMetrics {
       },
     });
     new Counter({
+      name: 'gantry_stream_resumes_total',
+      help: 'Answers an upstream replica failed in the middle of, continued on another replica, by the replica that failed and what cut them (reset, status, error, stall).',
+      labelNames: ['model', 'replica', 'reason'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [model, engine] of httpEngines(models)) {
+          for (const { replica, reason, count } of engine.streamResumes()) this.inc({ model, replica, reason }, count);
+        }
+      },
+    });
+    new Counter({
+      name: 'gantry_stream_resume_failures_total',
+      help: 'Answers cut in the middle that mid-stream failover did not continue, by why (spent, not_continuable, refused, no_replica); each ended in-band.',
+      labelNames: ['model', 'reason'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [model, engine] of httpEngines(models)) {
+          for (const { reason, count } of engine.resumeFailures()) this.inc({ model, reason }, count);
+        }
+      },
+    });
+    new Counter({
       name: 'gantry_upstream_affinity_overrides_total',
       help: 'Requests a replica was the prefix-affinity choice for but passed on to the next one on the ring, being over the load bound.',
       labelNames: ['model', 'replica'],

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter } from '@opentelemetry/api';
+import type { AnswerResume } from '../../engine/answer-resume.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { isOutput } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
@@ -15,8 +16,9 @@ const headerGetter: TextMapGetter<ObservedRequest['headers']> = {
 /**
  * One span per generation request, after the OpenTelemetry GenAI semantic conventions, a child of
  * the caller's `traceparent` when there is one: attributes for the request and usage, an event at
- * the first token, child spans for the queue wait and the engine call, and the trace context handed
- * to the engine so that HTTP upstreams continue the trace.
+ * the first token and one at each resume (mid-stream failover), child spans for the queue wait and
+ * the engine call, and the trace context handed to the engine so that HTTP upstreams continue the
+ * trace.
  */
 @Injectable()
 export class TracingInterceptor extends GenerationInterceptor {
@@ -60,6 +62,16 @@ export class TracingInterceptor extends GenerationInterceptor {
     if (isOutput(event) && telemetry.outputEvents === 1) {
       this.spans.get(telemetry)!.addEvent('gen_ai.first_token', { 'gantry.time_to_first_token_ms': telemetry.timeToFirstOutputMs }, epochOf(telemetry, telemetry.firstOutputAt!));
     }
+  }
+
+  protected override onResumed(telemetry: GenerationTelemetry, resume: AnswerResume): void {
+    this.spans.get(telemetry)?.addEvent('gantry.stream.resumed', {
+      'gantry.resume.reason': resume.reason,
+      'gantry.resume.number': resume.resume,
+      'gantry.resume.produced_tokens': resume.producedTokens,
+      'gantry.resume.from': resume.from,
+      'gantry.resume.to': resume.to,
+    });
   }
 
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {

@@ -1,0 +1,26 @@
+import { IsBoolean, IsInt, Max, Min } from 'class-validator';
+
+/**
+ * Mid-stream failover of an HTTP model: an answer whose replica fails after output began (the
+ * connection reset or closed before the finish, an error status or in-band error, silence past
+ * `stallTimeoutMs`) goes on from where it stopped on another replica, in the same client stream.
+ */
+export class MidStreamFailoverConfig {
+  /** On by default: a client wants its answer, not an error halfway through it. */
+  @IsBoolean()
+  enabled: boolean = true;
+
+  /** Continuations one answer may take; past it, the next failure ends the answer in-band. */
+  @IsInt()
+  @Min(0)
+  @Max(10)
+  maxResumes: number = 2;
+
+  /**
+   * Silence (no bytes from the upstream) after its answer began that counts as a failure; 0: not
+   * watched. A silent prefill is `bodyTimeoutMs`'s concern: the watch starts at the first bytes.
+   */
+  @IsInt()
+  @Min(0)
+  stallTimeoutMs: number = 0;
+}

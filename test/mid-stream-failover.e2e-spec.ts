@@ -1,0 +1,260 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MockBehaviour } from '../apps/mock-upstream/mock-behaviour.js';
+import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
+import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
+import { captureLogs } from './support/log-capture.js';
+import { scrape, valueOf } from './support/prometheus.js';
+
+const PROMPT = 'one two three four five six seven eight';
+const behaving = (behaviour: Partial<MockBehaviour>) => ({ 'x-mock-behaviour': JSON.stringify(behaviour) });
+
+/** What a client made of one answer, whatever its API. */
+interface Answer {
+  text: string;
+  /** The in-band error (streams) or the error status's message (whole answers). */
+  error?: string;
+  usage?: { prompt: number; completion: number };
+  /** Opening frames seen: the role chunk, `message_start`, `response.created`. */
+  openings?: number;
+}
+
+type Api = 'chat' | 'responses' | 'messages';
+const APIS: Api[] = ['chat', 'responses', 'messages'];
+type Ask = (model: string, api: Api, stream: boolean, extra?: Record<string, unknown>) => Promise<Answer>;
+
+describe('mid-stream failover: an answer cut by its replica goes on on another one, in the same stream', () => {
+  const { destination, lines } = captureLogs();
+  const exporter = new InMemorySpanExporter();
+  let replicas: MockUpstream[];
+  let oneDown: MockUpstream;
+  let spare: MockUpstream;
+  let gateway: RunningGateway;
+  let ask: Ask;
+  const healthy: Partial<Record<`${Api}-${boolean}`, Answer>> = {};
+
+  beforeAll(async () => {
+    [oneDown, spare, ...replicas] = await Promise.all([0, 1, 2, 3, 4].map(() => startMockUpstream()));
+    // A replica that dies in the middle of every answer, whoever asks.
+    oneDown.setBehaviour({ failure: 'drop', failAfterTokens: 3 });
+    const fleet = { engine: 'http', upstreams: replicas.map((replica) => replica.url), healthCheckIntervalMs: 0, maxFailures: 1000, nonStreaming: 'stream' };
+    const breaking = (name: string, behaviour: Partial<MockBehaviour>, extra: Record<string, unknown> = {}) => ({
+      name, ...fleet, headers: behaving(behaviour), ...extra,
+    });
+    gateway = await startGateway(
+      {
+        keepalive: { mode: 'chunks', intervalMs: 10_000 },
+        observability: { logging: { level: 'info' } },
+        models: [
+          { name: 'healthy', ...fleet },
+          breaking('breaks', { failure: 'drop', failAtTokens: [3] }),
+          breaking('stalls', { failure: 'stall', failAtTokens: [3] }, { midStreamFailover: { stallTimeoutMs: 300 } }),
+          breaking('breaks-twice', { failure: 'drop', failAtTokens: [2, 5] }),
+          breaking('keeps-breaking', { failure: 'drop', failAfterTokens: 2 }),
+          breaking('errors-in-band', { failure: 'error', failureStatus: 500, failAtTokens: [4] }),
+          breaking('breaks-thinking', { failure: 'drop', failAtTokens: [2], reasoning: 'hmm let me see' }),
+          // One replica of two is down, and a whole (JSON) answer is asked of the upstream as by default.
+          { name: 'one-down', engine: 'http', upstreams: [oneDown.url, spare.url], healthCheckIntervalMs: 0, maxFailures: 1000 },
+        ],
+      },
+      { observability: { logDestination: destination, spanExporter: exporter } },
+    );
+    ask = answerer(gateway.url);
+    for (const api of APIS) for (const stream of [true, false]) healthy[`${api}-${stream}`] = await ask('healthy', api, stream);
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    await Promise.all([...(replicas ?? []), oneDown, spare].map((replica) => replica?.close()));
+  });
+
+  const reference = (api: Api, stream: boolean) => healthy[`${api}-${stream}`]!;
+
+  it('the healthy reference: the whole echo, with its usage', () => {
+    for (const api of APIS) {
+      for (const stream of [true, false]) {
+        expect(reference(api, stream)).toMatchObject({ text: PROMPT, usage: { prompt: 8, completion: 8 } });
+        if (stream) expect(reference(api, stream).openings).toBe(1);
+      }
+    }
+  });
+
+  for (const [model, what] of [
+    ['breaks', 'a replica that drops the connection mid-answer'],
+    ['stalls', 'a replica that stalls mid-answer (stallTimeoutMs 300)'],
+    ['breaks-twice', 'a continuation that fails again (the second resume)'],
+    ['errors-in-band', 'an in-band error frame mid-answer'],
+  ] as const) {
+    it(`${what}: every API, streamed and not, gets what one healthy replica says`, async () => {
+      for (const api of APIS) {
+        for (const stream of [true, false]) {
+          const answer = await ask(model, api, stream);
+          expect({ api, stream, ...answer }).toEqual({ api, stream, ...reference(api, stream) });
+        }
+      }
+    });
+  }
+
+  it('a replica down: streams continue on the other one, whole answers are asked again of it', async () => {
+    const before = oneDown.state.abortedRequests;
+    for (const api of APIS) {
+      for (const stream of [true, false]) expect({ api, stream, ...(await ask('one-down', api, stream)) }).toEqual({ api, stream, ...reference(api, stream) });
+    }
+    expect(oneDown.state.abortedRequests).toBeGreaterThan(before);
+    // The continuations went to the spare replica, as vLLM takes them.
+    const continued = spare.state.received.filter((request) => request.body.continue_final_message === true);
+    expect(continued.length).toBeGreaterThan(0);
+    expect(continued[0].body).toMatchObject({ add_generation_prompt: false, messages: [{ role: 'user', content: PROMPT }, { role: 'assistant', content: 'one two three' }] });
+  });
+
+  it('resumes spent: the answer so far, then the error in-band (streams) or as the status (whole answers)', async () => {
+    for (const api of APIS) {
+      for (const stream of [true, false]) {
+        const answer = await ask('keeps-breaking', api, stream);
+        expect(answer.error).toMatch(/closed the connection before the answer was complete\. It was continued 2 times on other replicas/);
+        // Three attempts of two words each: what reached the client is the healthy answer's start.
+        if (stream) expect(answer.text).toBe('one two three four five six');
+      }
+    }
+  });
+
+  it('not continued, ended in-band: a response format, a tool call being written, reasoning in progress', async () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } } };
+    const formatted = await ask('breaks', 'chat', true, { response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } } });
+    expect(formatted).toMatchObject({ text: 'one two three', error: expect.stringMatching(/cannot be continued on another replica: it follows a response format/) });
+    const formattedResponse = await ask('breaks', 'responses', true, { text: { format: { type: 'json_schema', name: 'answer', schema } } });
+    expect(formattedResponse).toMatchObject({ text: 'one two three', error: expect.stringMatching(/response format/) });
+    const wholeFormatted = await ask('breaks', 'chat', false, { response_format: { type: 'json_object' } });
+    expect(wholeFormatted.error).toMatch(/response format/);
+
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
+    const call = await chatStream(gateway.url, 'breaks', { messages: [{ role: 'user', content: '{"city":"Lisbon","days":3}' }], tools });
+    expect(call.error).toMatch(/it was writing a tool call/);
+    expect(call.toolArguments.length).toBeGreaterThan(0);
+
+    const thinking = await ask('breaks-thinking', 'chat', true);
+    expect(thinking.error).toMatch(/the model was still reasoning/);
+  });
+
+  it('n > 1 is refused before anything is generated, so no answer of several choices is ever cut', async () => {
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const refused = await client.chat.completions.create({ model: 'breaks', n: 2, messages: [{ role: 'user', content: PROMPT }] }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 400, message: expect.stringMatching(/n must be 1/) });
+  });
+
+  it('counts resumes by replica and reason, and failures by why; one log line and one span event per resume', async () => {
+    const samples = await scrape(gateway.url);
+    const resumes = (labels: Record<string, string>) =>
+      samples.filter((sample) => sample.name === 'gantry_stream_resumes_total' && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)).reduce((sum, sample) => sum + sample.value, 0);
+    expect(resumes({ model: 'breaks', reason: 'reset' })).toBe(6);
+    expect(resumes({ model: 'stalls', reason: 'stall' })).toBe(6);
+    expect(resumes({ model: 'breaks-twice', reason: 'reset' })).toBe(12);
+    expect(resumes({ model: 'errors-in-band', reason: 'error' })).toBe(6);
+    expect(resumes({ model: 'one-down', replica: oneDown.url })).toBe(3);
+    expect(resumes({ model: 'healthy' })).toBe(0);
+    expect(valueOf(samples, 'gantry_stream_resume_failures_total', { model: 'keeps-breaking', reason: 'spent' })).toBe(6);
+    expect(valueOf(samples, 'gantry_stream_resume_failures_total', { model: 'breaks', reason: 'not_continuable' })).toBe(4);
+    expect(valueOf(samples, 'gantry_stream_resume_failures_total', { model: 'breaks-thinking', reason: 'not_continuable' })).toBe(1);
+
+    const total = samples.filter((sample) => sample.name === 'gantry_stream_resumes_total').reduce((sum, sample) => sum + sample.value, 0);
+    const logged = lines.filter((line) => /failed mid-answer \((reset|status|error|stall)[:)].*continuing on .* \(resume \d of 2\)/.test(String(line.msg)));
+    expect(logged).toHaveLength(total);
+    expect(lines.some((line) => line.context === 'Request' && line.model === 'breaks-twice' && line.resumes === 2)).toBe(true);
+
+    expect(await eventually(() => exporter.getFinishedSpans().filter((span) => span.name === 'chat breaks-twice').length === 6)).toBe(true);
+    const span = exporter.getFinishedSpans().find((candidate) => candidate.name === 'chat breaks-twice')!;
+    const events = span.events.filter((event) => event.name === 'gantry.stream.resumed');
+    expect(events.map((event) => event.attributes)).toEqual([
+      expect.objectContaining({ 'gantry.resume.reason': 'reset', 'gantry.resume.number': 1, 'gantry.resume.produced_tokens': 2 }),
+      expect.objectContaining({ 'gantry.resume.reason': 'reset', 'gantry.resume.number': 2, 'gantry.resume.produced_tokens': 5 }),
+    ]);
+    // Nothing is left open on any replica.
+    expect(await eventually(() => [...replicas, oneDown, spare].every((replica) => replica.state.openRequests === 0))).toBe(true);
+  });
+});
+
+/** Asks one model through one API with its official SDK, streamed or not, and reads the answer as a client would. */
+function answerer(url: string): Ask {
+  const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  const anthropic = new Anthropic({ baseURL: url, apiKey: 'unused', maxRetries: 0 });
+  const messages = [{ role: 'user' as const, content: PROMPT }];
+  const failed = (error: unknown): Answer => ({ text: '', error: (error as Error).message });
+  return async (model, api, stream, extra = {}) => {
+    if (api === 'chat' && stream) {
+      const { toolArguments: _ignored, ...answer } = await chatStream(url, model, { messages, ...extra });
+      return answer;
+    }
+    if (api === 'chat') {
+      const completion = await openai.chat.completions.create({ model, messages, ...extra } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch(failed);
+      if (!('choices' in completion)) return completion;
+      return { text: completion.choices[0].message.content ?? '', usage: { prompt: completion.usage!.prompt_tokens, completion: completion.usage!.completion_tokens } };
+    }
+    if (api === 'responses' && stream) {
+      const events = await openai.responses.create({ model, input: PROMPT, stream: true, ...extra } as OpenAI.Responses.ResponseCreateParamsStreaming);
+      const answer: Answer = { text: '', openings: 0 };
+      let sequence = -1;
+      for await (const event of events) {
+        expect(event.sequence_number).toBe(sequence + 1);
+        sequence = event.sequence_number;
+        if (event.type === 'response.created') answer.openings! += 1;
+        if (event.type === 'response.output_text.delta') answer.text += event.delta;
+        if (event.type === 'response.failed') answer.error = event.response.error?.message;
+        if (event.type === 'response.completed') answer.usage = { prompt: event.response.usage!.input_tokens, completion: event.response.usage!.output_tokens };
+      }
+      return answer;
+    }
+    if (api === 'responses') {
+      const response = await openai.responses.create({ model, input: PROMPT, ...extra } as OpenAI.Responses.ResponseCreateParamsNonStreaming).catch(failed);
+      if ('error' in response && !('output' in response)) return response as Answer;
+      const whole = response as OpenAI.Responses.Response;
+      return { text: whole.output_text, usage: { prompt: whole.usage!.input_tokens, completion: whole.usage!.output_tokens } };
+    }
+    if (stream) {
+      const answer: Answer = { text: '', openings: 0 };
+      const blocks = new Set<number>();
+      let prompt = 0;
+      try {
+        const events = await anthropic.messages.create({ model, max_tokens: 100, messages, stream: true, ...extra });
+        for await (const event of events) {
+          if (event.type === 'message_start') {
+            answer.openings! += 1;
+            prompt = event.message.usage.input_tokens;
+          }
+          if (event.type === 'content_block_start') blocks.add(event.index);
+          if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') answer.text += event.delta.text;
+          if (event.type === 'message_delta') answer.usage = { prompt, completion: event.usage.output_tokens };
+        }
+      } catch (error) {
+        answer.error = (error as Error).message;
+      }
+      // One text block, however many replicas wrote it.
+      if (!answer.error) expect([...blocks]).toEqual([0]);
+      return answer;
+    }
+    const message = await anthropic.messages.create({ model, max_tokens: 100, messages, ...extra }).catch(failed);
+    if (!('content' in message)) return message;
+    const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    return { text, usage: { prompt: message.usage.input_tokens, completion: message.usage.output_tokens } };
+  };
+}
+
+/** A streamed chat completion with the openai SDK: its text, tool-call arguments, usage, role chunks and in-band error. */
+async function chatStream(url: string, model: string, body: Record<string, unknown>): Promise<Answer & { toolArguments: string }> {
+  const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  const answer: Answer & { toolArguments: string } = { text: '', openings: 0, toolArguments: '' };
+  try {
+    const stream = await openai.chat.completions.create({ model, stream: true, stream_options: { include_usage: true }, ...body } as OpenAI.ChatCompletionCreateParamsStreaming);
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta;
+      if (delta?.role) answer.openings! += 1;
+      answer.text += delta?.content ?? '';
+      answer.toolArguments += delta?.tool_calls?.map((call) => call.function?.arguments ?? '').join('') ?? '';
+      if (chunk.usage) answer.usage = { prompt: chunk.usage.prompt_tokens, completion: chunk.usage.completion_tokens };
+    }
+  } catch (error) {
+    answer.error = (error as Error).message;
+  }
+  return answer;
+}
