@@ -22,6 +22,7 @@ function configText(prefix: string): string {
     '  store: redis',
     `  redisUrl: ${REDIS_URL}`,
     `  redisKeyPrefix: "${prefix}"`,
+    '  maxResolvedInputBytes: 1048576',
     'keepalive:',
     '  intervalMs: 100',
     'models:',
@@ -92,6 +93,8 @@ describe.skipIf(REDIS_URL === undefined)('two gateway processes on one Redis (re
     expect(seen.at(-1)!.type).toBe('response.completed');
     expect(seen.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : [])).join('')).toBe(SENTENCE);
     expect(textOf(await b.responses.retrieve(id))).toBe(SENTENCE);
+    // A resume point past 2^53 is a 400 naming it, not a store failure.
+    await expect(b.responses.retrieve(id, { stream: true, starting_after: 2 ** 53 + 2 })).rejects.toMatchObject({ status: 400, error: { param: 'starting_after' } });
   });
 
   it('cancels on one replica a background response that runs on the other: its engine work stops', async () => {
@@ -128,6 +131,18 @@ describe.skipIf(REDIS_URL === undefined)('two gateway processes on one Redis (re
     expect((await a.responses.create({ model: 'stub', input: 'then', previous_response_id: created.id })).status).toBe('completed');
   }, 30_000);
 
+  it('refuses an input that repeated item references make larger than maxResolvedInputBytes, on any replica', async () => {
+    const kept = await a.responses.create({ model: 'stub', input: 'word '.repeat(60 * 1024), max_output_tokens: 1 });
+    const [item] = (await a.responses.inputItems.list(kept.id)).data as Item[];
+    const references = Array.from({ length: 4 }, () => ({ type: 'item_reference' as const, id: item!.id }));
+    await expect(b.responses.create({ model: 'stub', input: references, max_output_tokens: 1 })).rejects.toMatchObject({
+      status: 400,
+      error: { code: 'input_too_large', param: 'input[3].id' },
+    });
+    // Within the bound they resolve (the answer is cut at its one token).
+    expect((await b.responses.create({ model: 'stub', input: references.slice(0, 3), max_output_tokens: 1 })).status).toBe('incomplete');
+  });
+
   it('deletes on one replica: the other no longer finds it', async () => {
     const created = await a.responses.create({ model: 'stub', input: 'to be deleted' });
     await b.responses.delete(created.id);
@@ -159,5 +174,9 @@ describe('a Redis store that cannot be reached', () => {
     await expect(client.responses.create({ model: 'stub', input: 'x', background: true })).rejects.toMatchObject(unavailable);
     await expect(client.responses.retrieve(answered.id)).rejects.toMatchObject(unavailable);
     await expect(client.responses.create({ model: 'stub', input: 'x', store: false })).resolves.toMatchObject({ status: 'completed' });
+    // The background request was refused, before anything ran: counted so, with its status.
+    const samples = parsePrometheus(await (await fetch(`${gateway.url}/metrics`)).text());
+    expect(valueOf(samples, 'gantry_requests_total', { api: 'responses', model: 'stub', outcome: 'rejected', status: '503' })).toBe(1);
+    expect(valueOf(samples, 'gantry_requests_total', { api: 'responses', model: 'stub', outcome: 'failed', status: '200' })).toBe(0);
   });
 });

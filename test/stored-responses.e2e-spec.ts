@@ -2,6 +2,9 @@ import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
+import { LifecycleService } from '../src/lifecycle/lifecycle.service.js';
+import { ResponseScope } from '../src/stored-responses/response-scope.js';
+import { StoredResponses } from '../src/stored-responses/stored-responses.js';
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
 import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { hasProtocolErrorShape } from './support/protocol-errors.js';
@@ -24,6 +27,7 @@ describe('stored Responses (responses.store: memory)', () => {
     upstream = await startMockUpstream();
     gateway = await startGateway({
       keepalive: { mode: 'chunks', intervalMs: 50 },
+      responses: { maxResolvedInputBytes: 1024 * 1024 },
       models: [
         { name: 'stub', engine: 'stub' },
         { name: 'thinker', engine: 'stub', reasoning: 'think first' },
@@ -144,6 +148,30 @@ describe('stored Responses (responses.store: memory)', () => {
     });
   });
 
+  it('refuses, before anything is sent upstream, an input that its item references and previous responses make larger than maxResolvedInputBytes', async () => {
+    const large = 'word '.repeat(60 * 1024);
+    const kept = await client.responses.create({ model: 'stub', input: large, max_output_tokens: 1 });
+    const [item] = (await client.responses.inputItems.list(kept.id)).data as Item[];
+    const sent = upstream.state.received.length;
+    // A small request naming one 300 KB item four times: 1.2 MB once resolved.
+    const references = Array.from({ length: 4 }, () => ({ type: 'item_reference' as const, id: item!.id }));
+    await expect(client.responses.create({ model: 'upstream', input: references })).rejects.toMatchObject({
+      status: 400,
+      error: { code: 'input_too_large', param: 'input[3].id', message: expect.stringContaining('responses.maxResolvedInputBytes (1048576 bytes)') },
+    });
+    // Whatever path brings the bytes in: here, a chain of previous responses.
+    let previous = kept.id;
+    for (let turn = 0; turn < 2; turn += 1) previous = (await client.responses.create({ model: 'stub', input: large, previous_response_id: previous, max_output_tokens: 1 })).id;
+    await expect(client.responses.create({ model: 'upstream', input: large, previous_response_id: previous })).rejects.toMatchObject({
+      status: 400,
+      error: { code: 'input_too_large', param: 'previous_response_id' },
+    });
+    expect(upstream.state.received.length).toBe(sent);
+    // Within the bound, references resolve as before.
+    const within = await client.responses.create({ model: 'upstream', input: references.slice(0, 3) });
+    expect(within.status).toBe('completed');
+  });
+
   it('never lets an id sent in input take over a stored item', async () => {
     const first = await client.responses.create({ model: 'stub', input: 'the real words' });
     const message = (first.output as Item[]).find((item) => item.type === 'message')!;
@@ -234,6 +262,29 @@ describe('stored Responses (responses.store: memory)', () => {
     expect(beats.map((event) => event.type)).toEqual(['response.created', 'response.in_progress', 'response.in_progress', 'response.in_progress']);
   });
 
+  it('stops a run whose response was ended while it could not write: that end stands, and ends its log', async () => {
+    const stream = await client.responses.create({ model: 'stuck', input: 'outlived', background: true, stream: true });
+    const seen: ResponseStreamEvent[] = [];
+    const following = (async () => {
+      for await (const event of stream) seen.push(event);
+    })();
+    const stuck = gateway.registry.resolve('stuck').admission;
+    expect(await eventually(() => stuck.running === 1 && seen.length > 0, 10_000)).toBe(true);
+    const id = (seen[0] as Extract<ResponseStreamEvent, { type: 'response.created' }>).response.id;
+    // What a replica that read it as left writes (its run could not renew for a while).
+    const stored = gateway.app.get(StoredResponses);
+    const running = (await stored.retrieve(ResponseScope.OPEN, id)).response;
+    const left = { ...running, status: 'failed', error: { code: 'server_error', message: 'left' } };
+    expect(await stored.update(ResponseScope.OPEN, left, false)).toBe('written');
+
+    // Its next renewal is refused: it stops, and its followers get the end that stands.
+    await following;
+    expect(stuck.running).toBe(0);
+    expect(seen.at(-1)).toMatchObject({ type: 'response.failed', response: { id, status: 'failed', error: { message: 'left' } } });
+    expect(await client.responses.retrieve(id)).toMatchObject({ status: 'failed', error: { message: 'left' } });
+    expect(await stored.update(ResponseScope.OPEN, { ...running, status: 'completed' }, false)).toBe('refused');
+  });
+
   it('cancels a background response: the engine work stops, the response says cancelled', async () => {
     const created = await client.responses.create({ model: 'stuck', input: 'wait forever', background: true });
     const stuck = gateway.registry.resolve('stuck').admission;
@@ -255,6 +306,11 @@ describe('stored Responses (responses.store: memory)', () => {
       error: { param: 'background' },
     });
     await expect(client.responses.retrieve('resp_unknown')).rejects.toMatchObject({ status: 404, error: { message: expect.stringContaining('resp_unknown') } });
+    const background = await client.responses.create({ model: 'stub', input: 'x', background: true });
+    for (const past of ['9007199254740993', '1e300', '-2']) {
+      const resumed = await fetch(`${gateway.url}/v1/responses/${background.id}?stream=true&starting_after=${past}`);
+      expect({ status: resumed.status, param: ((await resumed.json()) as Item).error.param }).toEqual({ status: 400, param: 'starting_after' });
+    }
     await expect(client.responses.inputItems.list('resp_unknown')).rejects.toMatchObject({ status: 404 });
     await expect(client.responses.cancel('resp_unknown')).rejects.toMatchObject({ status: 404 });
   });
@@ -295,6 +351,40 @@ describe('bodiless requests as the OpenAI Python SDK sends them (content-type: a
   });
 });
 
+describe("background runs at a shutdown's drain deadline", () => {
+  let gateway: RunningGateway;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    gateway = await startGateway({ keepalive: { intervalMs: 50 }, models: [{ name: 'stuck', engine: 'stub', prefillMs: 600_000 }] });
+    client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  });
+  afterAll(() => gateway?.close());
+
+  it("ends their followers with the run's own end (response.failed), not a cut connection", async () => {
+    const created = await client.responses.create({ model: 'stuck', input: 'wait', background: true });
+    const streams = [
+      await client.responses.create({ model: 'stuck', input: 'wait too', background: true, stream: true }),
+      await client.responses.retrieve(created.id, { stream: true }),
+    ];
+    const followers = streams.map(async (stream) => {
+      const seen: ResponseStreamEvent[] = [];
+      for await (const event of stream) seen.push(event);
+      return seen;
+    });
+    const stuck = gateway.registry.resolve('stuck').admission;
+    expect(await eventually(() => stuck.running === 2, 10_000)).toBe(true);
+
+    gateway.app.get(LifecycleService).endStreamsNow();
+    for (const seen of await Promise.all(followers)) {
+      expect(seen.at(-1)).toMatchObject({ type: 'response.failed', response: { status: 'failed' } });
+      expect(seen.map((event) => event.sequence_number)).toEqual(seen.map((_, index) => index));
+    }
+    // The gateway refuses requests while it drains: read the store itself.
+    expect((await gateway.app.get(StoredResponses).retrieve(ResponseScope.OPEN, created.id)).response.status).toBe('failed');
+  });
+});
+
 describe('responses.store: off', () => {
   let gateway: RunningGateway;
   let client: OpenAI;
@@ -330,6 +420,7 @@ describe('stored Responses behind API keys', () => {
       auth: { apiKeys: [KEY_A, KEY_B], limits: { concurrentStreams: 1 } },
       models: [
         { name: 'stub', engine: 'stub' },
+        { name: 'thinker', engine: 'stub', reasoning: 'think first' },
         { name: 'stuck', engine: 'stub', prefillMs: 600_000 },
       ],
     });
@@ -352,6 +443,17 @@ describe('stored Responses behind API keys', () => {
     await expect(b.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: item.id }] })).rejects.toMatchObject({ status: 400 });
     // Still whole for its own key.
     expect((await a.responses.create({ model: 'stub', input: 'and then', previous_response_id: created.id })).status).toBe('completed');
+  });
+
+  it('opens sealed reasoning (encrypted_content) only for the key it was sealed for', async () => {
+    const sealed = await a.responses.create({ model: 'thinker', input: 'think', store: false, include: ['reasoning.encrypted_content'] });
+    const reasoning = (sealed.output as Item[]).find((item) => item.type === 'reasoning')!;
+    const input = [{ type: 'reasoning', id: reasoning.id, summary: [], encrypted_content: reasoning.encrypted_content }, { role: 'user', content: 'go on' }] as never;
+    await expect(b.responses.create({ model: 'stub', input, store: false })).rejects.toMatchObject({
+      status: 400,
+      error: { param: 'input[0].encrypted_content', code: 'invalid_encrypted_content' },
+    });
+    expect((await a.responses.create({ model: 'stub', input, store: false })).status).toBe('completed');
   });
 
   it("holds the key's stream slot for the whole background run, not just its answer", async () => {

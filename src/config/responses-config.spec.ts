@@ -27,6 +27,7 @@ describe('the responses section', () => {
       maxStoredResponses: 10_000,
       maxEventsPerResponse: 100_000,
       maxStoredBytes: 256 * 1024 * 1024,
+      maxResolvedInputBytes: 16 * 1024 * 1024,
       redisTimeoutMs: 1_000,
       redisKeyPrefix: 'gantry:responses:',
     });
@@ -48,13 +49,14 @@ describe('the responses section', () => {
 
   it('refuses bounds that would keep nothing or time out at once', () => {
     const problems = configProblemsOf({
-      responses: { ttlSeconds: 0, maxStoredResponses: 0, maxEventsPerResponse: 15, maxStoredBytes: 1_000, redisTimeoutMs: 5, redisKeyPrefix: 'a b' },
+      responses: { ttlSeconds: 0, maxStoredResponses: 0, maxEventsPerResponse: 15, maxStoredBytes: 1_000, maxResolvedInputBytes: 1_000, redisTimeoutMs: 5, redisKeyPrefix: 'a b' },
     });
     expect(problems).toEqual([
       'responses.ttlSeconds must not be less than 1',
       'responses.maxStoredResponses must not be less than 1',
       'responses.maxEventsPerResponse must not be less than 16',
       'responses.maxStoredBytes must be at least 1048576 (1 MiB)',
+      'responses.maxResolvedInputBytes must be at least 1024',
       'responses.redisTimeoutMs must not be less than 10',
       'responses.redisKeyPrefix must not be empty or contain spaces',
     ]);

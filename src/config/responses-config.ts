@@ -54,6 +54,14 @@ export class ResponsesConfig {
   @Min(MIB, { message: `maxStoredBytes must be at least ${MIB} (1 MiB)` })
   maxStoredBytes: number = 256 * MIB;
 
+  /**
+   * The most JSON bytes a request's input may hold once the stored parts it names are put in (its
+   * `previous_response_id` chain, its `item_reference`s, each time one is named); past it, a 400.
+   */
+  @IsInt()
+  @Min(1024, { message: 'maxResolvedInputBytes must be at least 1024' })
+  maxResolvedInputBytes: number = 16 * MIB;
+
   /** How long a Redis command may take; past it the call fails (a 503 for the client). */
   @IsInt()
   @Min(10)

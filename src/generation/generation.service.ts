@@ -112,7 +112,9 @@ export class GenerationService {
       };
     });
     const abandon = () => {
-      if (state === 'accepted') end();
+      if (state !== 'accepted') return;
+      telemetry.withdrawn = true;
+      end();
     };
     this.acceptances.set(request, { model, abandon });
     return { events$: admitted$, telemetry, abandon };

@@ -7,7 +7,8 @@ import type { GenerationTelemetry, LifecycleSignal } from './generation-telemetr
 
 /**
  * How a generation request ended:
- * - `rejected`: refused before its stream opened (validation, unknown model, full queue): `error` says why;
+ * - `rejected`: refused before its stream opened (validation, unknown model, full queue, a store that cannot
+ *   keep a background response): `error` says why;
  * - `completed`: the engine finished (a `done` event);
  * - `failed`: the engine failed after the stream opened (reported in-band);
  * - `client_closed`: the client hung up first.

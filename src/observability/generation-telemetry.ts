@@ -21,6 +21,8 @@ export class GenerationTelemetry {
   readonly arrivedAtEpochMs = Date.now();
   /** Set once the request passed admission's checks and its stream may open. */
   accepted = false;
+  /** Set when an accepted request is given back before its generation ran: what fails it then is a refusal. */
+  withdrawn = false;
   model?: string;
   engine?: string;
   maxTokens?: number;

@@ -6,7 +6,7 @@ import { keepaliveFrames, type KeepaliveSettings } from '../protocols/sse/keepal
 import type { SseFrame } from '../protocols/sse/sse-frame.js';
 import type { StreamEvent } from '../streaming/stream-event.js';
 import type { ResponseScope } from './response-scope.js';
-import type { ResponseObject, StoredEvent } from './response-store.js';
+import { RUNNING_STATUSES, type ResponseObject, type StoredEvent } from './response-store.js';
 import { FINAL_EVENTS, finalResponse } from './stored-responses-protocol.js';
 import { RunReport } from './run-report.js';
 import type { StoredResponses } from './stored-responses.js';
@@ -95,11 +95,9 @@ class RunningResponse {
       if (signal !== 'admitted') return;
       this.stopWatching?.();
       this.state = { ...this.state, status: 'in_progress' };
-      this.write(async () => {
-        if (!this.ended) await this.stored.update(scope, this.state, true);
-      });
+      this.write(() => this.renew());
     });
-    this.renewal = setInterval(() => this.write(() => this.stored.update(scope, this.state, true).then(() => undefined)), this.stored.renewalMs);
+    this.renewal = setInterval(() => this.write(() => this.renew()), this.stored.renewalMs);
     this.renewal.unref();
 
     const events$ = this.reporting.tap(this.run.events$);
@@ -114,15 +112,16 @@ class RunningResponse {
     this.cancels = this.stored.cancelRequests(scope, this.id).subscribe(() => this.cancel());
     if (this.ended) this.cancels.unsubscribe();
     // The opening events (`response.created`, `response.in_progress`) were pushed on subscription.
-    this.flush(false);
+    // An empty batch opens the log, so that a follower can attach before the first event.
+    this.write(() => this.append(this.pending.splice(0), false));
     return { opened: this.written, events$: this.reporting.events$ };
   }
 
   private onFrame(frame: SseFrame): void {
     if (!('event' in frame) || frame.event === undefined) return;
-    this.push(frame.event, frame.data);
     if (frame.event === 'response.output_item.done') this.finishedItems.push((JSON.parse(frame.data) as { item: unknown }).item);
-    if (FINAL_EVENTS.has(frame.event)) this.end(finalResponse(frame));
+    if (FINAL_EVENTS.has(frame.event)) this.end(finalResponse(frame), { event: frame.event, data: frame.data });
+    else this.push(frame.event, frame.data);
   }
 
   private cancel(): void {
@@ -130,48 +129,97 @@ class RunningResponse {
     this.frames?.unsubscribe();
     this.reporting.end();
     const cancelled = { ...this.state, status: 'cancelled', output: this.finishedItems, completed_at: Math.floor(Date.now() / 1000) };
-    this.push('response.cancelled', JSON.stringify({ type: 'response.cancelled', sequence_number: this.sequence, response: cancelled }));
-    this.end(cancelled);
+    this.end(cancelled, closingEvent(cancelled, this.sequence));
   }
 
-  private push(event: string, data: string): void {
+  /** Writes the running state again with a new lease; one refused was ended elsewhere (see superseded). */
+  private async renew(): Promise<void> {
+    if (this.ended) return;
+    if ((await this.stored.update(this.run.scope, this.state, true)) === 'refused') this.superseded();
+  }
+
+  /**
+   * The response was ended while this run could not write (read as left during a partition, or
+   * cancelled by another replica that waited for this one in vain): that end stands, so the run
+   * stops, and its log closes with it.
+   */
+  private superseded(): void {
+    if (this.ended) return;
+    this.frames?.unsubscribe();
+    this.end(undefined);
+  }
+
+  private push(event: string, data: string, scheduleFlush = true): void {
     this.pending.push({ sequence: this.sequence, event, data });
     this.sequence += 1;
-    if (this.flushScheduled) return;
+    if (this.flushScheduled || !scheduleFlush) return;
     this.flushScheduled = true;
     setImmediate(() => {
-      if (!this.ended) this.flush(false);
+      if (!this.ended) this.flush();
     });
   }
 
-  private flush(final: boolean): void {
+  private flush(): void {
     this.flushScheduled = false;
-    if (this.pending.length === 0 && !final) return;
+    if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    this.write(async () => {
-      const events = this.unsent.length === 0 ? batch : this.unsent.concat(batch);
-      // The last batch has no next one to ride with: it gets a few more tries.
-      if (await this.retried(() => this.stored.append(this.run.scope, this.id, events, final), final)) this.unsent = [];
-      else this.unsent = events;
-    });
+    this.write(() => this.append(batch, false));
   }
 
-  private end(final: ResponseObject): void {
+  /** Appends `batch` behind the events the store failed to take before; the `final` one, the last, gets a few more tries. */
+  private async append(batch: StoredEvent[], final: boolean): Promise<void> {
+    const events = this.unsent.length === 0 ? batch : this.unsent.concat(batch);
+    this.unsent = (await this.retried(() => this.stored.append(this.run.scope, this.id, events, final), final)) ? [] : events;
+  }
+
+  /**
+   * Ends the run: writes `final` (undefined: the kept end stands), then the last events, closed by
+   * the event of the end that stands: `closing` as the encoder made it, or one made of the state
+   * kept when the store refused `final` (a final state is never replaced).
+   */
+  private end(final: ResponseObject | undefined, closing?: { event: string; data: string }): void {
     if (this.ended) return;
     this.ended = true;
     this.reporting.end();
     this.stopWatching?.();
     this.cancels?.unsubscribe();
     clearInterval(this.renewal);
-    this.state = final;
-    // The state first, then the last events: a follower that sees the end finds the final state.
-    this.write(() => this.retried(() => this.stored.update(this.run.scope, final, false), true).then(() => undefined));
-    this.flush(true);
+    if (final !== undefined) this.state = final;
+    this.write(async () => {
+      // The state first, then the last events: a follower that sees the end finds the final state.
+      const standing = final === undefined ? await this.keptEnd() : await this.keepFinal(final);
+      const last = standing !== undefined && standing !== final ? closingEvent(standing, this.sequence) : closing;
+      if (last !== undefined) this.push(last.event, last.data, false);
+      const batch = this.pending;
+      this.pending = [];
+      await this.append(batch, true);
+    });
     void this.written.finally(() => {
       this.exit();
       this.run.onEnd?.();
     });
+  }
+
+  /** Writes the final state (a few tries); the state that stands: `final`, or the end kept before it. */
+  private async keepFinal(final: ResponseObject): Promise<ResponseObject | undefined> {
+    for (let tries = 0; ; tries += 1) {
+      const outcome = await this.stored.update(this.run.scope, final, false);
+      if (outcome === 'written') return final;
+      if (outcome === 'refused') return this.keptEnd();
+      if (tries >= FINAL_ATTEMPTS) return final;
+      await pause(tries);
+    }
+  }
+
+  /** The final state kept for this response, if it has one. */
+  private async keptEnd(): Promise<ResponseObject | undefined> {
+    try {
+      const { response } = await this.stored.retrieve(this.run.scope, this.id);
+      return RUNNING_STATUSES.has(response.status) ? undefined : response;
+    } catch {
+      return undefined;
+    }
   }
 
   private write(step: () => Promise<void>): void {
@@ -183,11 +231,22 @@ class RunningResponse {
     for (let tries = 0; ; tries += 1) {
       if (await attempt()) return true;
       if (!persist || tries >= FINAL_ATTEMPTS) return false;
-      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
+      await pause(tries);
     }
   }
 
   private cutShort(): ResponseObject {
     return { ...this.state, status: 'failed', output: this.finishedItems, error: { code: 'server_error', message: 'The generation ended early.' } };
   }
+}
+
+/** The event that ends a Responses stream in state `response` (`response.completed`, ...), numbered `sequence`. */
+function closingEvent(response: ResponseObject, sequence: number): { event: string; data: string } {
+  const event = `response.${response.status}`;
+  return { event, data: JSON.stringify({ type: event, sequence_number: sequence, response }) };
+}
+
+/** The pause before try `tries + 1` of a final write: 100, 200, 400 ms. */
+function pause(tries: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
 }

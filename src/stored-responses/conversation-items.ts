@@ -56,3 +56,9 @@ export function asInput(item: StoredItem): ResponsesInputItem {
   }
   return item as unknown as ResponsesInputItem;
 }
+
+/** The distinct ids the input's `item_reference`s name, in order. */
+export function referencedIds(input: string | readonly ResponsesInputItem[]): string[] {
+  if (typeof input === 'string') return [];
+  return [...new Set(input.flatMap((item) => (item.type === 'item_reference' ? [item.id] : [])))];
+}

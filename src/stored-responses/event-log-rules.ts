@@ -42,6 +42,9 @@ export function eventsDropped(after: number, firstKept: number): GatewayError {
   });
 }
 
+/** The code of a failure to reach the store (not of a refusal it answered). */
+export const STORE_UNAVAILABLE = 'response_store_unavailable';
+
 export function storeUnavailable(cause: unknown): GatewayError {
-  return new GatewayError('unavailable', 'The response store cannot be reached; retry shortly.', { code: 'response_store_unavailable', retryAfterSeconds: 1, cause });
+  return new GatewayError('unavailable', 'The response store cannot be reached; retry shortly.', { code: STORE_UNAVAILABLE, retryAfterSeconds: 1, cause });
 }

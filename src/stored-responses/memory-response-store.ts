@@ -2,7 +2,9 @@ import { Observable, type Subscriber } from 'rxjs';
 import { ResponsesConfig } from '../config/responses-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { eventsDropped, firstWanted, fitBatch, noEventLog, outputItemsOf } from './event-log-rules.js';
-import type { ResponseObject, ResponseStore, ResponseStoreOperation, StoredEvent, StoredItem, StoredResponse } from './response-store.js';
+import { ResponseScope } from './response-scope.js';
+import { StoreShares } from './store-shares.js';
+import { mayReplace, RUNNING_STATUSES, type ResponseObject, type ResponseStore, type ResponseStoreOperation, type StoredEvent, type StoredItem, type StoredResponse } from './response-store.js';
 
 export interface MemoryResponseStoreOptions {
   ttlSeconds?: number;
@@ -35,11 +37,15 @@ interface EventLog {
  */
 interface Entry {
   id: string;
+  /** The API key whose response it is (see ResponseScope). */
+  owner: string;
   responseJson: string;
   inputJsons: string[];
   /** The ids of the input items, in order (undefined where an item has none). */
   inputIds: (string | undefined)[];
   previousResponseId: string | null;
+  /** The kept Response's status. */
+  status: string;
   /** The items findable through this response, by id: its input, then its output over it. */
   items: Map<string, string>;
   /** JSON bytes of the Response and the items; `bytes` adds the kept events'. */
@@ -59,7 +65,10 @@ const eventBytes = (event: StoredEvent) => textBytes(event.event) + textBytes(ev
 /**
  * Stored responses in this process: bounded by count, JSON bytes, events per response and TTL.
  * Entries sit in one Map in the order of their last write, which with one TTL for all is also
- * the order they expire in: expiry and eviction both take from its front, in O(1) each.
+ * the order they expire in: expiry takes from its front, in O(1). Room is made fairly between
+ * API keys, and never by letting a running response go (StoreShares); a response that cannot fit
+ * (larger than the byte bound, or no room beside the running ones) is refused, not kept at the
+ * cost of everything else.
  */
 export class MemoryResponseStore implements ResponseStore {
   readonly kind = 'memory' as const;
@@ -74,6 +83,7 @@ export class MemoryResponseStore implements ResponseStore {
   private readonly now: () => number;
   private readonly sweeper: NodeJS.Timeout;
   private totalBytes = 0;
+  private readonly shares = new StoreShares<Entry>();
 
   constructor(options: MemoryResponseStoreOptions = {}) {
     this.ttlMs = (options.ttlSeconds ?? DEFAULTS.ttlSeconds) * 1000;
@@ -102,10 +112,12 @@ export class MemoryResponseStore implements ResponseStore {
     if (existing) this.remove(existing);
     const entry: Entry = {
       id,
+      owner: ResponseScope.ownerOf(id),
       responseJson: '',
       inputJsons: record.inputItems.map((item) => JSON.stringify(item)),
       inputIds: record.inputItems.map((item) => (typeof item.id === 'string' ? item.id : undefined)),
       previousResponseId: record.previousResponseId,
+      status: record.response.status,
       items: new Map(),
       recordBytes: 0,
       bytes: 0,
@@ -113,13 +125,21 @@ export class MemoryResponseStore implements ResponseStore {
       cancelRequested: false,
     };
     this.entries.set(id, entry);
-    this.write(entry, record.response);
+    this.shares.add(entry);
+    try {
+      this.write(entry, record.response, true);
+    } catch (error) {
+      this.remove(entry);
+      throw error;
+    }
   }
 
-  async update(response: ResponseObject): Promise<void> {
+  async update(response: ResponseObject): Promise<boolean> {
     this.sweep();
     const entry = this.entries.get(response.id);
-    if (entry) this.write(entry, response);
+    if (entry === undefined || !mayReplace(entry.status, response.status)) return false;
+    this.write(entry, response);
+    return true;
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
@@ -133,12 +153,16 @@ export class MemoryResponseStore implements ResponseStore {
     };
   }
 
-  async items(ids: readonly string[]): Promise<Map<string, StoredItem>> {
+  async items(ids: readonly string[], maxBytes = Infinity): Promise<Map<string, StoredItem>> {
     this.sweep();
     const found = new Map<string, StoredItem>();
+    let bytes = 0;
     for (const id of ids) {
       const json = this.itemOwners.get(id)?.items.get(id);
-      if (json !== undefined) found.set(id, JSON.parse(json) as StoredItem);
+      if (json === undefined) continue;
+      found.set(id, JSON.parse(json) as StoredItem);
+      bytes += textBytes(json);
+      if (bytes > maxBytes) break;
     }
     return found;
   }
@@ -167,7 +191,8 @@ export class MemoryResponseStore implements ResponseStore {
     });
     log.next += copies.length;
     log.final ||= final;
-    while (log.events.length - log.head > this.maxEvents) {
+    // Past the count bound, or past the whole byte bound, the oldest events go.
+    while (log.events.length - log.head > this.maxEvents || (entry.bytes + added > this.maxBytes && log.head < log.events.length)) {
       added -= eventBytes(log.events[log.head]!);
       log.events[log.head++] = undefined;
     }
@@ -184,7 +209,7 @@ export class MemoryResponseStore implements ResponseStore {
         if (log.final) follower.subscriber.complete();
       }
     }
-    this.enforceBounds();
+    this.makeRoom(entry);
   }
 
   events(id: string, after: number): Observable<StoredEvent> {
@@ -241,6 +266,7 @@ export class MemoryResponseStore implements ResponseStore {
     clearInterval(this.sweeper);
     const closed = new GatewayError('unavailable', 'The response store was closed.');
     for (const entry of this.entries.values()) for (const follower of entry.log?.followers ?? []) follower.subscriber.error(closed);
+    for (const entry of this.entries.values()) this.shares.remove(entry);
     this.entries.clear();
     this.itemOwners.clear();
     this.cancelListeners.clear();
@@ -259,8 +285,12 @@ export class MemoryResponseStore implements ResponseStore {
     return swept;
   }
 
-  /** Sets an entry's Response and re-indexes its items (input, then output over it). */
-  private write(entry: Entry, response: ResponseObject): void {
+  /**
+   * Sets an entry's Response and re-indexes its items (input, then output over it). Refuses,
+   * changing nothing, a response larger than the byte bound, and a new one (`fresh`) that does
+   * not fit beside the running ones; a kept response's new state is always taken.
+   */
+  private write(entry: Entry, response: ResponseObject, fresh = false): void {
     const items = new Map<string, string>();
     let recordBytes = 0;
     entry.inputJsons.forEach((json, index) => {
@@ -273,18 +303,32 @@ export class MemoryResponseStore implements ResponseStore {
       recordBytes += textBytes(json);
       items.set(item.id, json);
     }
+    const responseJson = JSON.stringify(response);
+    recordBytes += textBytes(responseJson);
+    const bytes = entry.bytes - entry.recordBytes + recordBytes;
+    if (recordBytes > this.maxBytes) {
+      throw new GatewayError('payload_too_large', `This response (${recordBytes} bytes of JSON) is larger than the response store holds (responses.maxStoredBytes).`, {
+        code: 'response_too_large',
+      });
+    }
+    const pinned = this.shares.pinned;
+    if (fresh && (pinned.bytes + bytes > this.maxBytes || pinned.count + 1 > this.maxResponses)) {
+      throw new GatewayError('unavailable', 'The response store is full of running responses; retry shortly.', { code: 'response_store_full', retryAfterSeconds: 1 });
+    }
     for (const id of entry.items.keys()) if (!items.has(id) && this.itemOwners.get(id) === entry) this.itemOwners.delete(id);
     for (const id of items.keys()) this.itemOwners.set(id, entry);
     entry.items = items;
-    entry.responseJson = JSON.stringify(response);
-    recordBytes += textBytes(entry.responseJson);
-    this.resize(entry, entry.bytes - entry.recordBytes + recordBytes);
+    entry.responseJson = responseJson;
+    this.resize(entry, bytes);
     entry.recordBytes = recordBytes;
     this.touch(entry);
-    this.enforceBounds();
+    entry.status = response.status;
+    this.shares.written(entry, RUNNING_STATUSES.has(response.status));
+    this.makeRoom(entry);
   }
 
   private resize(entry: Entry, bytes: number): void {
+    this.shares.resize(entry, bytes);
     this.totalBytes += bytes - entry.bytes;
     entry.bytes = bytes;
   }
@@ -296,17 +340,19 @@ export class MemoryResponseStore implements ResponseStore {
     entry.expiresAt = this.now() + this.ttlMs;
   }
 
-  /** Lets the least recently written responses go until both bounds hold (the newest too, if it alone breaks one). */
-  private enforceBounds(): void {
-    for (const entry of this.entries.values()) {
-      if (this.entries.size <= this.maxResponses && this.totalBytes <= this.maxBytes) break;
-      this.remove(entry);
+  /** Lets finished responses go, fairly (StoreShares), until both bounds hold or none but `written` is left to go. */
+  private makeRoom(written: Entry): void {
+    while (this.entries.size > this.maxResponses || this.totalBytes > this.maxBytes) {
+      const victim = this.shares.victim(this.entries.size > this.maxResponses, written);
+      if (victim === undefined) return;
+      this.remove(victim);
     }
   }
 
   private remove(entry: Entry): void {
     if (this.entries.get(entry.id) !== entry) return;
     this.entries.delete(entry.id);
+    this.shares.remove(entry);
     this.totalBytes -= entry.bytes;
     for (const id of entry.items.keys()) if (this.itemOwners.get(id) === entry) this.itemOwners.delete(id);
     const followers = entry.log?.followers;

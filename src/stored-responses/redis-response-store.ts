@@ -6,7 +6,7 @@ import { eventsDropped, firstWanted, fitBatch, noEventLog, outputItemsOf, storeU
 import type { ResponseObject, ResponseStore, ResponseStoreOperation, StoredEvent, StoredItem, StoredResponse } from './response-store.js';
 
 // Keys of one response, always passed in this order as KEYS[1..5]:
-//   r: a hash {response, input, previous}   s: the set of its item ids   e: its event stream
+//   r: a hash {response, status, input, previous}   s: the set of its item ids   e: its event stream
 //   l: its log's state {next, final}        c: its cancel flag
 // Items live under `<prefix>i:<item id>` as "<owning response id>\n<item JSON>": the last response
 // to write an id owns it, and a delete removes only the items it owns. Every key carries a TTL,
@@ -29,19 +29,26 @@ local function keepItems(owner, from)
 end
 `;
 
-/** ARGV: prefix, ttl, id, response JSON, input JSON, previous id ('' for none), then item id / JSON pairs. */
+/** ARGV: prefix, ttl, id, response JSON, input JSON, previous id ('' for none), status, then item id / JSON pairs. */
 const CREATE = `${REFRESH}
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-redis.call('HSET', KEYS[1], 'response', ARGV[4], 'input', ARGV[5], 'previous', ARGV[6])
-keepItems(ARGV[3], 7)
+redis.call('HSET', KEYS[1], 'response', ARGV[4], 'input', ARGV[5], 'previous', ARGV[6], 'status', ARGV[7])
+keepItems(ARGV[3], 8)
 refresh()
 return 1`;
 
-/** ARGV: prefix, ttl, id, response JSON, then item id / JSON pairs. 0 when the response is not kept. */
+/**
+ * ARGV: prefix, ttl, id, response JSON, status, then item id / JSON pairs. 0 when the response is
+ * not kept, 2 when its kept state is final and this one is another (see mayReplace); 1 written.
+ */
 const UPDATE = `${REFRESH}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'response', ARGV[4])
-keepItems(ARGV[3], 5)
+local kept = redis.call('HGET', KEYS[1], 'status')
+-- Kept before the status had a field of its own: read it from the response.
+if not kept then kept = cjson.decode(redis.call('HGET', KEYS[1], 'response')).status end
+if kept ~= ARGV[5] and kept ~= 'queued' and kept ~= 'in_progress' then return 2 end
+redis.call('HSET', KEYS[1], 'response', ARGV[4], 'status', ARGV[5])
+keepItems(ARGV[3], 6)
 refresh()
 return 1`;
 
@@ -85,6 +92,25 @@ local state = redis.call('HMGET', KEYS[1], 'next', 'final')
 if not state[1] then return false end
 return {state[1], state[2] or '0', redis.call('XRANGE', KEYS[2], ARGV[1], '+', 'COUNT', ARGV[2])}`;
 
+/**
+ * ARGV: prefix, max bytes, then item ids. Id / value pairs of the items found, in order, until
+ * their JSON passes max bytes (a value is "<owner>\n<JSON>").
+ */
+const ITEMS = `
+local found = {}
+local bytes = 0
+local limit = tonumber(ARGV[2])
+for index = 3, #ARGV do
+  local value = redis.call('GET', ARGV[1] .. 'i:' .. ARGV[index])
+  if value then
+    found[#found + 1] = ARGV[index]
+    found[#found + 1] = value
+    bytes = bytes + #value - string.find(value, '\\n', 1, true)
+    if bytes > limit then break end
+  end
+end
+return found`;
+
 /** ARGV: prefix, id, channel. 1 when the response was kept. */
 const REMOVE = `
 local kept = redis.call('EXISTS', KEYS[1])
@@ -112,6 +138,7 @@ interface Scripts {
   gantryUpdate: ScriptCall;
   gantryAppend: ScriptCall;
   gantryRead: ScriptCall;
+  gantryItems: ScriptCall;
   gantryRemove: ScriptCall;
   gantryCancel: ScriptCall;
 }
@@ -195,6 +222,7 @@ export class RedisResponseStore implements ResponseStore {
       ['gantryUpdate', UPDATE, 5],
       ['gantryAppend', APPEND, 5],
       ['gantryRead', READ, 2],
+      ['gantryItems', ITEMS, 0],
       ['gantryRemove', REMOVE, 5],
       ['gantryCancel', CANCEL, 2],
     ] as const) {
@@ -225,15 +253,25 @@ export class RedisResponseStore implements ResponseStore {
         JSON.stringify(record.response),
         JSON.stringify(record.inputItems),
         record.previousResponseId ?? '',
+        record.response.status,
         ...itemPairs(items),
       ),
     );
   }
 
-  async update(response: ResponseObject): Promise<void> {
-    await this.send(this.redis, () =>
-      this.scripts.gantryUpdate(...this.keysOf(response.id), this.prefix, this.ttlMs, response.id, JSON.stringify(response), ...itemPairs(outputItemsOf(response))),
+  async update(response: ResponseObject): Promise<boolean> {
+    const written = await this.send(this.redis, () =>
+      this.scripts.gantryUpdate(
+        ...this.keysOf(response.id),
+        this.prefix,
+        this.ttlMs,
+        response.id,
+        JSON.stringify(response),
+        response.status,
+        ...itemPairs(outputItemsOf(response)),
+      ),
     );
+    return written === 1;
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
@@ -242,13 +280,14 @@ export class RedisResponseStore implements ResponseStore {
     return { response: JSON.parse(response) as ResponseObject, inputItems: JSON.parse(input) as StoredItem[], previousResponseId: previous || null };
   }
 
-  async items(ids: readonly string[]): Promise<Map<string, StoredItem>> {
+  async items(ids: readonly string[], maxBytes = Number.MAX_SAFE_INTEGER): Promise<Map<string, StoredItem>> {
     const found = new Map<string, StoredItem>();
     if (ids.length === 0) return found;
-    const values = await this.send(this.redis, () => this.redis.mget(ids.map((id) => `${this.prefix}i:${id}`)));
-    values.forEach((value, index) => {
-      if (value !== null) found.set(ids[index]!, JSON.parse(value.slice(value.indexOf('\n') + 1)) as StoredItem);
-    });
+    const pairs = (await this.send(this.redis, () => this.scripts.gantryItems(this.prefix, Math.min(maxBytes, Number.MAX_SAFE_INTEGER), ...ids))) as string[];
+    for (let index = 0; index + 1 < pairs.length; index += 2) {
+      const value = pairs[index + 1]!;
+      found.set(pairs[index]!, JSON.parse(value.slice(value.indexOf('\n') + 1)) as StoredItem);
+    }
     return found;
   }
 

@@ -23,5 +23,10 @@ describe('startingAfter', () => {
     expect(startingAfter('7')).toBe(7);
     expect(() => startingAfter('x')).toThrow(expect.objectContaining({ param: 'starting_after' }));
     expect(() => startingAfter('1.5')).toThrow(expect.objectContaining({ param: 'starting_after' }));
+    // Past 2^53 a number names no one sequence (and Redis no stream entry): a 400, not a store failure.
+    for (const past of ['9007199254740992', '9007199254740993', '1e21', '-2']) {
+      expect(() => startingAfter(past), past).toThrow(expect.objectContaining({ kind: 'invalid_request', param: 'starting_after' }));
+    }
+    expect(startingAfter(String(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
   });
 });

@@ -45,8 +45,9 @@ export function inputItemsPage(items: readonly StoredItem[], query: InputItemsQu
 export function startingAfter(value: unknown): number {
   if (value === undefined) return -1;
   const number = Number(value);
-  if (typeof value !== 'string' || value.trim() === '' || !Number.isInteger(number) || number < -1) {
-    throw new GatewayError('invalid_request', 'starting_after must be an integer sequence number (0 or more)', { param: 'starting_after' });
+  // A safe integer: past 2^53 a number no longer names one sequence (nor one Redis Stream entry).
+  if (typeof value !== 'string' || value.trim() === '' || !Number.isSafeInteger(number) || number < -1) {
+    throw new GatewayError('invalid_request', `starting_after must be an integer sequence number from 0 to ${Number.MAX_SAFE_INTEGER}`, { param: 'starting_after' });
   }
   return number;
 }

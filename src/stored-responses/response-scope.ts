@@ -1,3 +1,4 @@
+import { GatewayError } from '../errors/gateway-error.js';
 import type { ResponseObject, StoredItem, StoredResponse } from './response-store.js';
 
 /**
@@ -14,6 +15,17 @@ export class ResponseScope {
   /** The scope of the API key with this id (ApiKeyRing's id, never the key itself). */
   static ofKey(keyId: string | undefined): ResponseScope {
     return keyId === undefined ? ResponseScope.OPEN : new ResponseScope(`${keyId}~`);
+  }
+
+  /** The id of the API key whose scope a stored id is in ('' for an open gateway's). */
+  static ownerOf(storedId: string): string {
+    const end = storedId.indexOf('~');
+    return end === -1 ? '' : storedId.slice(0, end);
+  }
+
+  /** The id of the API key it is the scope of ('' for an open gateway's). */
+  get owner(): string {
+    return this.prefix.slice(0, -1);
   }
 
   id(id: string): string {
@@ -56,6 +68,13 @@ export class ResponseScope {
   clientItem<T>(item: T): T {
     const id = (item as { id?: unknown }).id;
     return this.prefix === '' || typeof id !== 'string' ? item : { ...item, id: this.clientId(id) };
+  }
+
+  /** An error as its client may see it: no stored id of this scope in its message, only the client's ids. */
+  clientError(error: unknown): unknown {
+    if (this.prefix === '' || !(error instanceof GatewayError) || !error.message.includes(this.prefix)) return error;
+    const { param, code, retryAfterSeconds } = error;
+    return new GatewayError(error.kind, error.message.replaceAll(this.prefix, ''), { param, code, retryAfterSeconds, cause: error });
   }
 
   private scopedItem(item: unknown): unknown {

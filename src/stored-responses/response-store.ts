@@ -6,6 +6,14 @@ export type StoredItem = Record<string, unknown> & { id: string };
 /** A Response object as the API shows it (`object: 'response'`, `status`, `output`, ...). */
 export type ResponseObject = Record<string, unknown> & { id: string; status: string; output: unknown[] };
 
+/** Statuses of a response still running (a background one): `queued`, `in_progress`. */
+export const RUNNING_STATUSES: ReadonlySet<string> = new Set(['queued', 'in_progress']);
+
+/** Whether a kept response in state `kept` may be written `next`: a final state is never replaced by another. */
+export function mayReplace(kept: string, next: string): boolean {
+  return RUNNING_STATUSES.has(kept) || kept === next;
+}
+
 /** One response kept for `GET /v1/responses/{id}`, `previous_response_id` and `input_items`. */
 export interface StoredResponse {
   /** The Response object as last written: `queued`, `in_progress`, then its final state. */
@@ -40,13 +48,22 @@ export interface ResponseStore {
   /** Keeps a new response with its input items; its input and output items become findable by id. */
   create(record: StoredResponse): Promise<void>;
 
-  /** Replaces the Response object of a kept response (a new status, its output); its output items become findable by id. Nothing when it was deleted. */
-  update(response: ResponseObject): Promise<void>;
+  /**
+   * Replaces the Response object of a kept response (a new status, its output); its output items
+   * become findable by id. Atomic with its check: nothing is written, and false returned, when the
+   * response is not kept (deleted, expired) or its kept state is final and `response` is another
+   * (see mayReplace): a final state, once written, stands.
+   */
+  update(response: ResponseObject): Promise<boolean>;
 
   get(id: string): Promise<StoredResponse | undefined>;
 
-  /** Items of kept responses by id (input or output items); an id not found is absent from the map. */
-  items(ids: readonly string[]): Promise<Map<string, StoredItem>>;
+  /**
+   * Items of kept responses by id (input or output items); an id not found is absent from the map.
+   * Reads them in order and stops once the JSON bytes of those found pass `maxBytes`: the map then
+   * holds the item that passed it and none after (its caller, which counts them, refuses anyway).
+   */
+  items(ids: readonly string[], maxBytes?: number): Promise<Map<string, StoredItem>>;
 
   /** Forgets a response, its items and its events; false when there was none. */
   delete(id: string): Promise<boolean>;

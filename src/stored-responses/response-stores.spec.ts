@@ -48,6 +48,11 @@ function startedRecord(id = newId('resp'), previousResponseId: string | null = n
   };
 }
 
+/** A response that has ended: one the memory store may let go to make room. */
+function finishedRecord(id = newId('resp')): StoredResponse {
+  return { ...startedRecord(id), response: responseObject(id, 'completed') };
+}
+
 function event(sequence: number, delta = 'x'): StoredEvent {
   return {
     sequence,
@@ -157,6 +162,34 @@ function responseStoreContract(makeStore: (options?: StoreOptions) => ResponseSt
     expect([...found.keys()].sort()).toEqual([first.inputItems[2]!.id, call.id, second.inputItems[0]!.id].sort());
     expect(found.get(call.id)).toEqual(call);
     expect(await responses.items([])).toEqual(new Map());
+  });
+
+  it('reads items no further than maxBytes: it stops at the one that passes it', async () => {
+    const responses = store();
+    const record = startedRecord();
+    record.inputItems = [message('user', 'a'.repeat(1000)), message('user', 'b'.repeat(1000)), message('user', 'c'.repeat(1000))];
+    await responses.create(record);
+    const ids = record.inputItems.map((item) => item.id);
+    const size = JSON.stringify(record.inputItems[0]).length;
+    expect([...(await responses.items(['msg_unknown', ...ids], size * 2 - 1)).keys()]).toEqual(ids.slice(0, 2));
+    expect([...(await responses.items(ids, size - 1)).keys()]).toEqual(ids.slice(0, 1));
+    expect((await responses.items(ids, size * 2)).size).toBe(3);
+  });
+
+  it('never replaces a final state with another, atomically; the same one may be written again', async () => {
+    const responses = store();
+    const record = startedRecord();
+    await responses.create(record);
+    expect(await responses.update(responseObject(record.response.id, 'in_progress'))).toBe(true);
+    const failed = { ...responseObject(record.response.id, 'failed'), error: { code: 'server_error', message: 'left' } };
+    expect(await responses.update(failed)).toBe(true);
+    // A run that could not write meanwhile comes back: neither its running state nor its end replaces the failure.
+    const late = [responseObject(record.response.id, 'in_progress'), responseObject(record.response.id, 'completed', [message('assistant', 'late')])];
+    expect(await Promise.all(late.map((response) => responses.update(response)))).toEqual([false, false]);
+    expect((await responses.get(record.response.id))?.response).toEqual(failed);
+    // The same state again (a refresh, a write retried after a timeout) is taken.
+    expect(await responses.update({ ...failed, refreshed: true })).toBe(true);
+    expect(await responses.update(responseObject(newId('resp'), 'completed'))).toBe(false);
   });
 
   it('forgets a response, its items and its events on delete, once; an item another response also holds stays', async () => {
@@ -380,11 +413,11 @@ describe('MemoryResponseStore', () => {
 
   it('keeps at most maxStoredResponses, letting the least recently written go first', async () => {
     const { responses } = clockedStore({ maxStoredResponses: 3 });
-    const [a, b, c, d] = [startedRecord(), startedRecord(), startedRecord(), startedRecord()];
+    const [a, b, c, d] = [finishedRecord(), finishedRecord(), finishedRecord(), finishedRecord()];
     await responses.create(a);
     await responses.create(b);
     await responses.create(c);
-    await responses.update(responseObject(a.response.id, 'in_progress'));
+    await responses.update(responseObject(a.response.id, 'completed'));
     await responses.create(d);
     expect(responses.size).toBe(3);
     expect(await responses.get(b.response.id)).toBeUndefined();
@@ -395,7 +428,7 @@ describe('MemoryResponseStore', () => {
   it('keeps at most maxStoredBytes of JSON (responses, items and events), letting the least recently written go first', async () => {
     const { responses } = clockedStore({ maxStoredBytes: 1024 * 1024 });
     const big = (text: string) => {
-      const record = startedRecord();
+      const record = finishedRecord();
       record.inputItems = [message('user', text.repeat(300 * 1024))];
       return record;
     };
@@ -418,12 +451,74 @@ describe('MemoryResponseStore', () => {
 
   it('ends the followers of a response it lets go with not_found', async () => {
     const { responses } = clockedStore({ maxStoredResponses: 1 });
-    const record = startedRecord();
+    const record = finishedRecord();
     await responses.create(record);
     await responses.append(record.response.id, [], false);
     const follower = follow(responses.events(record.response.id, -1));
-    await responses.create(startedRecord());
+    await responses.create(finishedRecord());
     expect((await failureOf(follower.done)).kind).toBe('not_found');
+  });
+
+  it('never lets a running response go to make room: a new one that does not fit beside the running ones is refused', async () => {
+    const { responses } = clockedStore({ maxStoredResponses: 2 });
+    const [running, done] = [startedRecord(), finishedRecord()];
+    await responses.create(running);
+    await responses.create(done);
+    await responses.append(running.response.id, [event(0)], false);
+    const follower = follow(responses.events(running.response.id, -1));
+    // Room is made from the finished one, however recently written.
+    const third = startedRecord();
+    await responses.create(third);
+    expect(await responses.get(done.response.id)).toBeUndefined();
+    expect(await responses.get(running.response.id)).toBeDefined();
+    // Both left are running: a new one is refused (503), and neither goes.
+    expect(await failureOf(responses.create(finishedRecord()))).toMatchObject({ kind: 'unavailable', code: 'response_store_full' });
+    expect(responses.size).toBe(2);
+    await responses.append(running.response.id, [event(1)], true);
+    expect(await follower.done).toEqual([0, 1]);
+    // Once it ended, it may go.
+    await responses.update(responseObject(running.response.id, 'completed'));
+    await responses.create(finishedRecord());
+    expect(await responses.get(running.response.id)).toBeUndefined();
+  });
+
+  it('refuses a response larger than maxStoredBytes instead of letting everything else go', async () => {
+    const { responses } = clockedStore({ maxStoredBytes: 1024 * 1024 });
+    const kept = [startedRecord(), finishedRecord()];
+    for (const record of kept) await responses.create(record);
+    const huge = finishedRecord();
+    huge.inputItems = [message('user', 'x'.repeat(1200 * 1024))];
+    expect(await failureOf(responses.create(huge))).toMatchObject({ kind: 'payload_too_large', code: 'response_too_large' });
+    for (const record of kept) expect(await responses.get(record.response.id)).toBeDefined();
+    expect(await responses.get(huge.response.id)).toBeUndefined();
+    expect((await responses.items([huge.inputItems[0]!.id])).size).toBe(0);
+    // An update that makes a kept one that large is refused too: the kept state stays.
+    const output = [message('assistant', 'y'.repeat(1200 * 1024))];
+    await expect(responses.update(responseObject(kept[0]!.response.id, 'completed', output))).rejects.toMatchObject({ code: 'response_too_large' });
+    expect((await responses.get(kept[0]!.response.id))?.response.status).toBe('queued');
+  });
+
+  it("makes room fairly: a key writing into a full store lets its own oldest go, not another key's", async () => {
+    const { responses } = clockedStore({ maxStoredBytes: 1024 * 1024 });
+    const sized = (key: string, kilobytes: number) => {
+      const record = finishedRecord(`${key}~${newId('resp')}`);
+      record.inputItems = [message('user', 'z'.repeat(kilobytes * 1024))];
+      return record;
+    };
+    // A quiet key's responses, written first (the least recently written of the store)...
+    const quiet = [sized('key-quiet', 100), sized('key-quiet', 100)];
+    for (const record of quiet) await responses.create(record);
+    // ...then a busy key writes far more than the store holds.
+    const busy = Array.from({ length: 20 }, () => sized('key-busy', 100));
+    for (const record of busy) await responses.create(record);
+    for (const record of quiet) expect(await responses.get(record.response.id)).toBeDefined();
+    expect(await responses.get(busy[0]!.response.id)).toBeUndefined();
+    expect(await responses.get(busy.at(-1)!.response.id)).toBeDefined();
+    expect(responses.bytes).toBeLessThanOrEqual(1024 * 1024);
+    // The quiet key may take back its share: the biggest holder gives the room.
+    const more = [sized('key-quiet', 100), sized('key-quiet', 100)];
+    for (const record of more) await responses.create(record);
+    for (const record of [...quiet, ...more]) expect(await responses.get(record.response.id)).toBeDefined();
   });
 });
 
@@ -433,7 +528,7 @@ describe('createResponseStore', () => {
     const memory = createResponseStore(parseConfig({ responses: { maxStoredResponses: 1, maxEventsPerResponse: 16 } }).responses)!;
     stores.push(memory);
     expect(memory.kind).toBe('memory');
-    const [first, second] = [startedRecord(), startedRecord()];
+    const [first, second] = [finishedRecord(), finishedRecord()];
     await memory.create(first);
     await memory.append(first.response.id, events(0, 19), true);
     expect((await failureOf(firstValue(memory.events(first.response.id, -1)))).kind).toBe('invalid_request');

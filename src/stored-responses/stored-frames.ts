@@ -12,6 +12,8 @@ export function storedFrame(event: StoredEvent): SseFrame {
 /** The error of a run whose replica stopped before it finished (its response turns `failed` with it). */
 export const LEFT_BEHIND = 'The gateway replica running this response stopped before it finished.';
 
+const SHUTTING_DOWN = 'Gantry is shutting down; resume these events (starting_after) on another replica.';
+
 /** How a follower tells a run that its replica left (no event comes, and its lease ran out). */
 export interface LeftRunCheck {
   /** Whether the run was left. */
@@ -20,19 +22,31 @@ export interface LeftRunCheck {
   quietMs: number;
 }
 
+/** When a follower stops for a shutdown. */
+export interface FollowerCutoff {
+  /** Errors at the drain deadline (LifecycleService.endAtDrainDeadline). */
+  deadline$: Observable<never>;
+  /** How long after it the run's last events may take to arrive (a run here is cut at the same deadline). */
+  graceMs: number;
+}
+
 /**
  * A background response's kept and live events as SSE frames, from sequence `after + 1`. A
  * failure once the stream is open (the store went away, the events asked for were dropped, the
  * replica running it stopped) is a Responses `error` event, numbered next, and the end of the
- * stream: the client resumes later with `starting_after`, or reads the response.
+ * stream: the client resumes later with `starting_after`, or reads the response. At a
+ * shutdown's drain deadline the run's own end (a run cut there ends `response.failed`) still
+ * comes through; a follower of a run that goes on elsewhere gets an `error` event after `graceMs`.
  */
-export function followedFrames(events$: Observable<StoredEvent>, after: number, left?: LeftRunCheck): Observable<SseFrame> {
+export function followedFrames(events$: Observable<StoredEvent>, after: number, left?: LeftRunCheck, cutoff?: FollowerCutoff): Observable<SseFrame> {
   return new Observable<SseFrame>((subscriber) => {
     let last = after;
     // One timer per follower, pushed back by each event (refresh), not one per event.
     let quiet: NodeJS.Timeout | undefined;
+    let grace: NodeJS.Timeout | undefined;
     const fail = (error: unknown) => {
       clearTimeout(quiet);
+      clearTimeout(grace);
       const { error: body } = toOpenAIErrorBody(asGatewayError(error));
       const data = { type: 'error', sequence_number: last + 1, code: body.code, message: body.message, param: body.param };
       subscriber.next({ event: 'error', data: JSON.stringify(data) });
@@ -57,11 +71,19 @@ export function followedFrames(events$: Observable<StoredEvent>, after: number, 
       error: fail,
       complete: () => {
         clearTimeout(quiet);
+        clearTimeout(grace);
         subscriber.complete();
+      },
+    });
+    const cut = cutoff?.deadline$.subscribe({
+      error: () => {
+        grace = setTimeout(() => fail(new GatewayError('unavailable', SHUTTING_DOWN, { code: 'shutting_down' })), cutoff.graceMs);
       },
     });
     return () => {
       clearTimeout(quiet);
+      clearTimeout(grace);
+      cut?.unsubscribe();
       subscription.unsubscribe();
     };
   });

@@ -1,3 +1,4 @@
+import { NEVER } from 'rxjs';
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { ApiKeyRing } from '../auth/api-key-ring.js';
 import { GatewayConfig } from '../config/gateway-config.js';
@@ -7,16 +8,22 @@ import { BackgroundRuns } from './background-runs.js';
 import { createResponseStore } from './create-response-store.js';
 import { StoredResponses } from './stored-responses.js';
 
+/** After a drain deadline, how long a follower waits for its run's last events (a run cut there ends at once). */
+const FOLLOWER_GRACE_MS = 1_000;
+
 /** The Responses store chosen by `responses.store`, what reads and keeps through it, and the background runs. */
 @Global()
 @Module({
   providers: [
     {
       provide: StoredResponses,
-      inject: [GatewayConfig, GantryMetrics, ApiKeyRing],
-      useFactory: (config: GatewayConfig, metrics: GantryMetrics, keys: ApiKeyRing) => new StoredResponses(createResponseStore(config.responses), metrics, keys, {
+      inject: [GatewayConfig, GantryMetrics, ApiKeyRing, LifecycleService],
+      useFactory: (config: GatewayConfig, metrics: GantryMetrics, keys: ApiKeyRing, lifecycle: LifecycleService) =>
+        new StoredResponses(createResponseStore(config.responses), metrics, keys, {
           keepaliveIntervalMs: config.keepalive.intervalMs,
           ttlSeconds: config.responses.ttlSeconds,
+          maxResolvedInputBytes: config.responses.maxResolvedInputBytes,
+          followerCutoff: { deadline$: NEVER.pipe(lifecycle.endAtDrainDeadline<never>()), graceMs: FOLLOWER_GRACE_MS },
         }),
     },
     {

@@ -1,3 +1,4 @@
+import { firstValueFrom, toArray } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
 import { MemoryResponseStore } from './memory-response-store.js';
@@ -33,6 +34,22 @@ describe('StoredResponses', () => {
     const third = await stored.prepare(request({ previous_response_id: 'resp_second', input: 'again' }));
     expect(third.body.input).toHaveLength(5);
     expect((await stored.retrieve(ResponseScope.OPEN, 'resp_first')).response).not.toHaveProperty('gantry_refreshed_at');
+    await store.close();
+  });
+
+  it("names only the client's response id in a follower's error, never the store's scoped id", async () => {
+    const store = new MemoryResponseStore();
+    const stored = new StoredResponses(store, NO_METRICS);
+    const scope = ResponseScope.ofKey('key-a');
+    const prepared = await stored.prepare(request({ background: true }), scope);
+    await stored.open(prepared, { ...answer('resp_followed'), status: 'in_progress', output: [] });
+    await stored.append(scope, 'resp_followed', [], false);
+    const frames = firstValueFrom(stored.follow(scope, 'resp_followed', -1).pipe(toArray()));
+    // Gone while followed (deleted, expired, let go).
+    await store.delete(scope.id('resp_followed'));
+    const [error] = await frames;
+    expect(error).toMatchObject({ event: 'error', data: expect.stringContaining("'resp_followed'") });
+    expect(JSON.stringify(error)).not.toContain('key-a');
     await store.close();
   });
 

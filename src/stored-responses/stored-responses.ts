@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
-import type { Observable } from 'rxjs';
+import { catchError, throwError, type Observable } from 'rxjs';
 import type { ApiKeyRing } from '../auth/api-key-ring.js';
 import { presentedKey } from '../auth/api-key.guard.js';
+import { ResponsesConfig } from '../config/responses-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ThrottledWarning } from '../observability/logging/throttled-warning.js';
 import type { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
@@ -9,11 +10,13 @@ import { NOT_KEPT, type ResponseKeeping } from '../protocols/openai-responses/re
 import type { ResponsesInputItem } from '../protocols/openai-responses/responses-input.js';
 import type { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
 import type { SseFrame } from '../protocols/sse/sse-frame.js';
-import { asInput, conversationOf, storedInputItems } from './conversation-items.js';
+import { asInput, conversationOf, referencedIds, storedInputItems } from './conversation-items.js';
+import { conversationBytes, jsonBytes, ResolvedInputBudget } from './resolved-input-budget.js';
+import { LeaseWatch } from './lease-watch.js';
 import { ResponseScope } from './response-scope.js';
-import { storeUnavailable } from './event-log-rules.js';
-import { followedFrames, LEFT_BEHIND, type LeftRunCheck } from './stored-frames.js';
-import type { ResponseObject, ResponseStore, ResponseStoreOperation, StoredEvent, StoredItem, StoredResponse } from './response-store.js';
+import { STORE_UNAVAILABLE, storeUnavailable } from './event-log-rules.js';
+import { followedFrames, LEFT_BEHIND, type FollowerCutoff, type LeftRunCheck } from './stored-frames.js';
+import { RUNNING_STATUSES, type ResponseObject, type ResponseStore, type ResponseStoreOperation, type StoredEvent, type StoredItem, type StoredResponse } from './response-store.js';
 
 /** A Responses request with its stored state read: what to decode, and how to keep the answer. */
 export interface PreparedResponse {
@@ -27,8 +30,19 @@ export interface PreparedResponse {
   scope: ResponseScope;
 }
 
-/** Statuses of a response that is still running. */
-const RUNNING = new Set(['queued', 'in_progress']);
+export interface StoredResponsesOptions {
+  keepaliveIntervalMs?: number;
+  ttlSeconds?: number;
+  /** `responses.maxResolvedInputBytes`. */
+  maxResolvedInputBytes?: number;
+  /** When followers stop at a shutdown; without it, they follow to the end. */
+  followerCutoff?: FollowerCutoff;
+}
+
+const DEFAULTS = new ResponsesConfig();
+
+/** How a write of a kept response's state went: written; refused (it is not kept, or its final state stands); or the store failed. */
+export type StateWrite = 'written' | 'refused' | 'failed';
 /** A chain of `previous_response_id`s longer than this is refused (a loop, or a runaway client). */
 const MAX_CHAIN = 10_000;
 /** Where a running background response keeps its lease (taken off before anyone reads it). */
@@ -55,22 +69,25 @@ const CANCEL_WAIT_MS = 8_000;
  */
 export class StoredResponses {
   private readonly logger = new Logger('StoredResponses');
-  /**
-   * How often a background run renews its lease: its keep-alive interval, within bounds. A
-   * running response whose lease is three renewals old was left by a replica that stopped.
-   */
+  /** How often a background run renews its lease (three renewals long; see LeaseWatch): its keep-alive interval, within bounds. */
   readonly renewalMs: number;
   /** A response continued this long after its last write is written again: a live conversation outlives the TTL. */
   private readonly refreshAfterMs: number;
   private readonly failures = new ThrottledWarning((message) => this.logger.warn(message));
+  private readonly maxResolvedInputBytes: number;
+  private readonly followerCutoff?: FollowerCutoff;
+  private readonly leases: LeaseWatch;
 
   constructor(
     private readonly store: ResponseStore | undefined,
     private readonly metrics: Pick<GantryMetrics, 'responseStoreErrors'>,
     private readonly keys: Pick<ApiKeyRing, 'isOpen' | 'identify'> = { isOpen: true, identify: () => undefined },
-    { keepaliveIntervalMs = 15_000, ttlSeconds = 86_400 }: { keepaliveIntervalMs?: number; ttlSeconds?: number } = {},
+    { keepaliveIntervalMs = 15_000, ttlSeconds = 86_400, maxResolvedInputBytes = DEFAULTS.maxResolvedInputBytes, followerCutoff }: StoredResponsesOptions = {},
   ) {
+    this.maxResolvedInputBytes = maxResolvedInputBytes;
+    this.followerCutoff = followerCutoff;
     this.renewalMs = Math.min(Math.max(keepaliveIntervalMs, MIN_RENEWAL_MS), MAX_RENEWAL_MS);
+    this.leases = new LeaseWatch(this.leaseMs);
     this.refreshAfterMs = (ttlSeconds * 1000) / 2;
     store?.onFailure((operation, error) => this.failed(operation, error));
   }
@@ -94,8 +111,12 @@ export class StoredResponses {
       throw new GatewayError('invalid_request', 'background responses must be stored: leave store unset or set it to true', { param: 'background' });
     }
     const keeping: ResponseKeeping = { store, background: body.background === true, previousResponseId: body.previous_response_id ?? null };
-    const own = await this.resolveReferences(scope, body.input);
-    const chain = body.previous_response_id === undefined ? [] : await this.chain(scope, body.previous_response_id);
+    const budget = new ResolvedInputBudget(this.maxResolvedInputBytes);
+    const references = referencedIds(body.input);
+    // The request's own input counts too, once it brings in stored parts (alone, the body limit bounds it).
+    if (references.length > 0 || body.previous_response_id !== undefined) budget.spend(jsonBytes(body.input), 'input');
+    const own = await this.resolveReferences(scope, body.input, references, budget);
+    const chain = body.previous_response_id === undefined ? [] : await this.chain(scope, body.previous_response_id, budget);
     this.refresh(scope, chain);
     const history = conversationOf(chain);
     const { previous_response_id: _continued, background: _background, ...rest } = body;
@@ -119,16 +140,18 @@ export class StoredResponses {
   }
 
   /**
-   * A new state of a kept response, `running` (its lease renewed) or final; false when the store
-   * failed (counted, not thrown).
+   * A new state of a kept response, `running` (its lease renewed) or final. `refused` when the
+   * response is gone or already ended (a final state stands: see ResponseStore.update); `failed`
+   * when the store failed (counted, not thrown).
    */
-  async update(scope: ResponseScope, response: ResponseObject, running: boolean): Promise<boolean> {
+  async update(scope: ResponseScope, response: ResponseObject, running: boolean): Promise<StateWrite> {
     try {
-      await this.requireStore().update(scope.response(running ? this.leased(response) : response));
-      return true;
+      const written = await this.requireStore().update(scope.response(running ? this.leased(response) : response));
+      this.answered();
+      return written ? 'written' : 'refused';
     } catch (error) {
       this.failed('write', error as Error);
-      return false;
+      return 'failed';
     }
   }
 
@@ -139,6 +162,7 @@ export class StoredResponses {
   async append(scope: ResponseScope, id: string, events: readonly StoredEvent[], final: boolean): Promise<boolean> {
     try {
       await this.requireStore().append(scope.id(id), events, final);
+      this.answered();
       return true;
     } catch (error) {
       this.failed('events', error as Error);
@@ -166,12 +190,11 @@ export class StoredResponses {
     }
   }
 
-  /** A stored record as its client sees it: its ids unscoped, its lease read (a left run is `failed`). */
+  /** A stored record as its client sees it: its ids unscoped, its lease read (a left run is `failed`: see LeaseWatch). */
   private fromStore(scope: ResponseScope, stored: StoredResponse): StoredResponse {
     const record = scope.record(stored);
     const { [LEASE_FIELD]: leaseUntil, [REFRESHED_FIELD]: _refreshed, ...response } = record.response;
-    if (leaseUntil === undefined) return { ...record, response: response as ResponseObject };
-    if (!RUNNING.has(response.status as string) || (typeof leaseUntil === 'number' && leaseUntil >= Date.now())) {
+    if (leaseUntil === undefined || !RUNNING_STATUSES.has(response.status as string) || typeof leaseUntil !== 'number' || !this.leases.isLeft(stored.response.id, leaseUntil)) {
       return { ...record, response: response as ResponseObject };
     }
     const failed = { ...response, status: 'failed', error: { code: 'server_error', message: LEFT_BEHIND } } as ResponseObject;
@@ -197,13 +220,17 @@ export class StoredResponses {
 
   /** `response` with a lease of three renewals from now. */
   private leased(response: ResponseObject): ResponseObject {
-    return { ...response, [LEASE_FIELD]: Date.now() + LEASE_RENEWALS * this.renewalMs };
+    return { ...response, [LEASE_FIELD]: Date.now() + this.leaseMs };
+  }
+
+  private get leaseMs(): number {
+    return LEASE_RENEWALS * this.renewalMs;
   }
 
   /** Forgets a response (stopping it first if it still runs). */
   async remove(scope: ResponseScope, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
     const record = await this.retrieve(scope, id);
-    if (RUNNING.has(record.response.status)) await this.guarded('cancel', () => this.requireStore().requestCancel(scope.id(id)));
+    if (RUNNING_STATUSES.has(record.response.status)) await this.guarded('cancel', () => this.requireStore().requestCancel(scope.id(id)));
     if (!(await this.guarded('write', () => this.requireStore().delete(scope.id(id))))) throw notFound(id);
     return { id, object: 'response', deleted: true };
   }
@@ -218,7 +245,7 @@ export class StoredResponses {
       throw new GatewayError('invalid_request', 'Only responses created with background: true can be cancelled.', { param: 'response_id' });
     }
     if (record.response.status === 'cancelled') return record.response;
-    if (!RUNNING.has(record.response.status)) {
+    if (!RUNNING_STATUSES.has(record.response.status)) {
       throw new GatewayError('invalid_request', `Cannot cancel a response that is already ${record.response.status}.`, { param: 'response_id' });
     }
     const store = this.requireStore();
@@ -229,11 +256,12 @@ export class StoredResponses {
       const now = await this.guarded('read', () => store.get(scope.id(id)));
       if (now === undefined) throw notFound(id);
       const current = this.fromStore(scope, now).response;
-      if (!RUNNING.has(current.status)) return current;
+      if (!RUNNING_STATUSES.has(current.status)) return current;
     }
     const cancelled = { ...record.response, status: 'cancelled', completed_at: Math.floor(Date.now() / 1000) };
-    await this.guarded('write', () => store.update(scope.response(cancelled)));
-    return cancelled;
+    if (await this.guarded('write', () => store.update(scope.response(cancelled)))) return cancelled;
+    // It ended meanwhile (or went): its own end stands.
+    return (await this.retrieve(scope, id)).response;
   }
 
   /**
@@ -241,7 +269,8 @@ export class StoredResponses {
    * replica's), as SSE frames; a run whose replica left ends them with an `error` event.
    */
   follow(scope: ResponseScope, id: string, after: number): Observable<SseFrame> {
-    return followedFrames(this.requireStore().events(scope.id(id), after), after, this.leftRunCheck(scope, id));
+    const events$ = this.requireStore().events(scope.id(id), after).pipe(catchError((error: unknown) => throwError(() => scope.clientError(error))));
+    return followedFrames(events$, after, this.leftRunCheck(scope, id), this.followerCutoff);
   }
 
   cancelRequests(scope: ResponseScope, id: string): Observable<void> {
@@ -253,7 +282,7 @@ export class StoredResponses {
   }
 
   /** The response chain from `id` back to the first one, newest first. */
-  private async chain(scope: ResponseScope, id: string): Promise<StoredResponse[]> {
+  private async chain(scope: ResponseScope, id: string, budget: ResolvedInputBudget): Promise<StoredResponse[]> {
     const chain: StoredResponse[] = [];
     const seen = new Set<string>();
     for (let next: string | null = id; next !== null; ) {
@@ -270,29 +299,40 @@ export class StoredResponses {
           code: 'previous_response_not_found',
         });
       }
-      if (RUNNING.has(record.response.status)) {
+      if (RUNNING_STATUSES.has(record.response.status)) {
         throw new GatewayError('invalid_request', `Previous response with id '${current}' is still ${record.response.status}; continue it once it has finished.`, {
           param: 'previous_response_id',
         });
       }
+      budget.spend(conversationBytes(record), 'previous_response_id');
       chain.push(record);
       next = record.previousResponseId;
     }
     return chain;
   }
 
-  /** The input with each `item_reference` replaced by the stored item it names. */
-  private async resolveReferences(scope: ResponseScope, input: string | ResponsesInputItem[]): Promise<string | ResponsesInputItem[]> {
-    if (typeof input === 'string') return input;
-    const ids = input.flatMap((item) => (item.type === 'item_reference' ? [item.id] : []));
-    if (ids.length === 0) return input;
-    const found = await this.guarded('read', () => this.requireStore().items(scope.ids(ids)));
+  /**
+   * The input with each `item_reference` replaced by the stored item it names, each counted in
+   * `budget` every time it is named. The store reads each id once, and no further than the budget.
+   */
+  private async resolveReferences(
+    scope: ResponseScope,
+    input: string | ResponsesInputItem[],
+    references: readonly string[],
+    budget: ResolvedInputBudget,
+  ): Promise<string | ResponsesInputItem[]> {
+    if (typeof input === 'string' || references.length === 0) return input;
+    const found = await this.guarded('read', () => this.requireStore().items(scope.ids(references), budget.remaining));
+    const sizes = new Map<StoredItem, number>();
     return input.map((item, index) => {
       if (item.type !== 'item_reference') return item;
       const stored = found.get(scope.id(item.id));
       if (stored === undefined) {
         throw new GatewayError('invalid_request', `Item with id '${item.id}' not found.`, { param: `input[${index}].id`, code: 'item_not_found' });
       }
+      let size = sizes.get(stored);
+      if (size === undefined) sizes.set(stored, (size = jsonBytes(stored)));
+      budget.spend(size, `input[${index}].id`);
       return asInput(scope.clientItem(stored));
     });
   }
@@ -305,15 +345,24 @@ export class StoredResponses {
   /** Runs a store call; a store that cannot answer makes a 503 in the client's shape. */
   private async guarded<T>(operation: ResponseStoreOperation, call: () => Promise<T>): Promise<T> {
     try {
-      return await call();
+      const answer = await call();
+      this.answered();
+      return answer;
     } catch (error) {
-      if (error instanceof GatewayError) throw error;
+      if (error instanceof GatewayError && error.code !== STORE_UNAVAILABLE) throw error;
       this.failed(operation, error as Error);
-      throw storeUnavailable(error);
+      throw error instanceof GatewayError ? error : storeUnavailable(error);
     }
   }
 
+  /** The store answered: the leases it holds say something again (see LeaseWatch). */
+  private answered(): void {
+    this.leases.answered();
+  }
+
   private failed(operation: ResponseStoreOperation, error: Error): void {
+    // A store that refused a write it could not hold (memory: too large, full) did answer.
+    if (!(error instanceof GatewayError) || error.code === STORE_UNAVAILABLE) this.leases.failed();
     this.metrics.responseStoreErrors.inc({ operation });
     this.failures.failure((more) => `The response store failed (${operation}: ${error.message})${more}.`);
   }

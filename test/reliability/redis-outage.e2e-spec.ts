@@ -1,47 +1,21 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
 import { createConnection } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../apps/bench/loopback.js';
 import { RedisLimitStore } from '../../src/auth/redis-limit-store.js';
-import { startGateway, type RunningGateway } from '../support/gateway.js';
+import { eventuallyAsync, startGateway, type RunningGateway } from '../support/gateway.js';
 import { unpooledAgent } from '../support/http-stream.js';
 import { scrape, valueOf } from '../support/prometheus.js';
+import { REDIS_SERVER, RedisProcess } from '../support/redis-process.js';
 
-// A redis-server of this file's own, so that it can be paused, killed and restarted without
-// disturbing the shared one. CI installs redis-server; a developer without it skips this file.
-const REDIS_SERVER = (() => {
-  try {
-    return execFileSync('which', ['redis-server'], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-})();
-if (REDIS_SERVER === undefined && process.env.CI) throw new Error('redis-server must be on the PATH in CI');
-
+// The per-key limits on a redis-server of this file's own (see RedisProcess), paused, killed and restarted.
 // One key per test, so that what one outage leaves behind cannot show up in the other.
 const PAUSED_KEY = 'sk-gantry-outage-paused-7d1e';
 const RESTARTED_KEY = 'sk-gantry-outage-restarted-0b3a';
 const MAX_STREAMS = 4;
 const LONG_PROMPT = Array.from({ length: 400 }, (_, index) => `w${index}`).join(' ');
 
-
-/** Whether a redis-server answers PING on `port`. */
-function pings(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ port, host: '127.0.0.1' });
-    const done = (answer: boolean) => {
-      socket.destroy();
-      resolve(answer);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-    socket.once('connect', () => socket.write('PING\r\n'));
-  });
-}
 
 /** How many clients other than the asking one are connected to the redis-server on `port`. */
 function otherClients(port: number): Promise<number> {
@@ -62,52 +36,6 @@ function otherClients(port: number): Promise<number> {
     });
     socket.once('connect', () => socket.write('CLIENT LIST\r\n'));
   });
-}
-
-class RedisProcess {
-  private child?: ChildProcess;
-
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.child = spawn(REDIS_SERVER!, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const deadline = Date.now() + 10_000;
-    while (!(await pings(this.port))) {
-      if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${this.port}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
-  /**
-   * Stops the process and waits until the kernel shows it stopped: a command sent before the
-   * signal lands would otherwise still run in time, whatever the machine's speed.
-   */
-  async pause(): Promise<void> {
-    this.child!.kill('SIGSTOP');
-    const deadline = Date.now() + 5_000;
-    while (processState(this.child!.pid!) !== 'T') {
-      if (Date.now() > deadline) throw new Error('redis-server did not stop');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  }
-
-  resume(): void {
-    this.child!.kill('SIGCONT');
-  }
-
-  /** Kills it outright (no shutdown, no save) and waits for it to exit. */
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGCONT');
-    child.kill('SIGKILL');
-    await exited;
-  }
 }
 
 interface OpenStream {
@@ -196,16 +124,6 @@ async function untilEnforced(replicas: RunningGateway[], key: string, timeoutMs 
     if ((attempt.admitted === MAX_STREAMS && attempt.extra.status === 429) || Date.now() > deadline) return attempt;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-/** Polls an asynchronous condition until it holds or `timeoutMs` passes; returns whether it held. */
-async function eventuallyAsync(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
 }
 
 describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outage (a redis-server of this file)', () => {
@@ -373,9 +291,3 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
     }, 60_000);
   });
 });
-
-/** A process's state letter from /proc (`T` when stopped by a signal). */
-function processState(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-}

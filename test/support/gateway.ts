@@ -40,6 +40,16 @@ export async function eventually(condition: () => boolean, timeoutMs = 3000): Pr
   return true;
 }
 
+/** Polls an asynchronous condition until it holds or `timeoutMs` passes; returns whether it held. */
+export async function eventuallyAsync(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
 /** A response body as loosely typed JSON, for assertions. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function readJson(response: Response): Promise<any> {

@@ -103,3 +103,35 @@ export function pythonSdkRequest(method: 'POST' | 'DELETE', path: string, port: 
   ];
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
+
+/** A JSON POST on a connection of its own, which the test resets (an RST, as a client killed mid-request sends). */
+export interface ResettablePost {
+  /** Settles with the answer's status once its first line arrives. */
+  answered: Promise<number>;
+  /** Resets the connection (RST, not FIN) and resolves once it is closed here. */
+  reset(): Promise<void>;
+}
+
+export function resettablePost(port: number, path: string, headers: Record<string, string>, body: unknown): ResettablePost {
+  const payload = JSON.stringify(body);
+  const head = [`POST ${path} HTTP/1.1`, 'host: 127.0.0.1', 'content-type: application/json', `content-length: ${Buffer.byteLength(payload)}`];
+  for (const [name, value] of Object.entries(headers)) head.push(`${name}: ${value}`);
+  const socket = connect(port, '127.0.0.1', () => socket.write(`${head.join('\r\n')}\r\n\r\n${payload}`));
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  const answered = new Promise<number>((resolve) => {
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(received);
+      if (status) resolve(Number(status[1]));
+    });
+  });
+  return {
+    answered,
+    reset: () => {
+      if (!socket.destroyed) socket.resetAndDestroy();
+      return closed;
+    },
+  };
+}

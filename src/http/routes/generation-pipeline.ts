@@ -103,7 +103,7 @@ class GenerationCall implements GenerationExchange, Observer<EngineEvent> {
   }
 
   error(error: unknown): void {
-    this.end({ kind: this.telemetry.accepted ? 'failed' : 'rejected', error });
+    this.end({ kind: this.telemetry.accepted && !this.telemetry.withdrawn ? 'failed' : 'rejected', error });
     this.answer(error);
   }
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { merge, type Observable } from 'rxjs';
+import { EMPTY, merge, type Observable } from 'rxjs';
 import type { EngineEvent } from '../../engine/engine-event.js';
-import { GenerationService } from '../../generation/generation.service.js';
+import { GenerationService, type AcceptedGeneration } from '../../generation/generation.service.js';
 import { MessagesRequestDto } from '../../protocols/anthropic-messages/messages-request.dto.js';
 import { MESSAGES_PROTOCOL } from '../../protocols/anthropic-messages/messages-protocol.js';
 import { CHAT_PROTOCOL } from '../../protocols/openai-chat/chat-protocol.js';
@@ -12,7 +12,7 @@ import { ResponsesRequestDto } from '../../protocols/openai-responses/responses-
 import type { GenerationBody, ProtocolDescriptor, ProtocolSettings } from '../../protocols/protocol-descriptor.js';
 import { responseObject, type ResponseEnvelope } from '../../protocols/openai-responses/response-object.js';
 import { KeyLimiter } from '../../auth/key-limiter.js';
-import { BackgroundRuns } from '../../stored-responses/background-runs.js';
+import { BackgroundRuns, type StartedRun } from '../../stored-responses/background-runs.js';
 import type { ResponseObject } from '../../stored-responses/response-store.js';
 import { storedResponsesProtocol } from '../../stored-responses/stored-responses-protocol.js';
 import { StoredResponses, type PreparedResponse } from '../../stored-responses/stored-responses.js';
@@ -51,12 +51,15 @@ export class GenerationRoutes {
    * anything runs), then serves it as a stream, a body, or a background run.
    */
   private responses(request: ResponsesRequestDto, exchange: GenerationExchange): Observable<EngineEvent> {
-    if (!this.stored.enabled) return this.serve(RESPONSES_PROTOCOL, request, exchange);
+    const scope = this.stored.scopeOf(exchange.request.headers);
+    // Reasoning sealed for one API key opens only for that key.
+    const settings: ProtocolSettings = { reasoningCipher: this.settings.reasoningCipher.forKey(scope.owner) };
+    if (!this.stored.enabled) return this.serve(RESPONSES_PROTOCOL, request, exchange, settings);
     return afterPromise(
-      () => this.stored.prepare(request, this.stored.scopeOf(exchange.request.headers)),
+      () => this.stored.prepare(request, scope),
       (prepared) => {
         const protocol = storedResponsesProtocol(prepared, this.stored);
-        return prepared.keeping.background ? this.runInBackground(protocol, prepared, request, exchange) : this.serve(protocol, request, exchange);
+        return prepared.keeping.background ? this.runInBackground(protocol, prepared, request, exchange, settings) : this.serve(protocol, request, exchange, settings);
       },
     );
   }
@@ -64,47 +67,57 @@ export class GenerationRoutes {
   /**
    * A background response: accepted like any request (a refusal is its status), kept as
    * `queued`, then run with nobody connected. The client gets the response at once, or follows
-   * its events (hanging up stops following, not the run).
+   * its events (hanging up stops following, not the run). The API key's stream slot goes with
+   * the run: it is taken off the answer before anything is awaited, since a client that resets
+   * meanwhile would otherwise give back, on its answer's close, the slot its run goes on using.
    */
   private runInBackground(
     protocol: ProtocolDescriptor<ResponsesRequestDto, ResponseEnvelope>,
     prepared: PreparedResponse,
     body: ResponsesRequestDto,
     { reply, telemetry }: GenerationExchange,
+    settings: ProtocolSettings,
   ): Observable<EngineEvent> {
-    const request = protocol.decode(body, this.settings);
-    const names = protocol.fieldNames(body);
-    const start = async () => {
-      // A background run always streams: its events go to the log, whoever follows them.
-      const accepted = await this.generations.accept(request, { telemetry, stream: true, names });
+    const releaseSlot = this.limiter.detachStreamSlot(reply.raw);
+    const start = async (): Promise<{ response: ResponseObject; run: StartedRun } | undefined> => {
+      let accepted: AcceptedGeneration | undefined;
       let envelope: ResponseEnvelope;
       let response: ResponseObject;
       try {
-        envelope = protocol.identify(body, this.settings);
+        // A background run always streams: its events go to the log, whoever follows them.
+        accepted = await this.generations.accept(protocol.decode(body, settings), { telemetry, stream: true, names: protocol.fieldNames(body) });
+        // A client already gone (it reset while a store answered) gets no run: nobody knows its id.
+        if (reply.raw.destroyed) {
+          accepted.abandon();
+          releaseSlot();
+          return undefined;
+        }
+        envelope = protocol.identify(body, settings);
         response = responseObject(envelope, 'queued', []) as ResponseObject;
         await this.stored.open(prepared, response);
       } catch (error) {
-        // Not kept, so not run: its admission place goes back.
-        accepted.abandon();
+        // Not kept, so not run: its admission place and its slot go back.
+        accepted?.abandon();
+        releaseSlot();
         throw error;
       }
       // The plain encoder: the run keeps each state itself (the kept descriptor's encoder would keep the end again).
       const encode = RESPONSES_PROTOCOL.encode(body, envelope, undefined);
-      // The API key's stream slot goes with the run, not with this answer.
-      const onEnd = this.limiter.detachStreamSlot(reply.raw);
-      const run = this.backgroundRuns.start({ response, events$: accepted.events$, encode, telemetry, scope: prepared.scope, onEnd });
+      const run = this.backgroundRuns.start({ response, events$: accepted.events$, encode, telemetry, scope: prepared.scope, onEnd: releaseSlot });
       await run.opened;
       return { response, run };
     };
     // The request ends, for the hooks, when its run does: they see the run's events.
-    return afterPromise(start, ({ response, run }) =>
-      merge(
+    return afterPromise(start, (value) => {
+      if (value === undefined) return EMPTY;
+      const { response, run } = value;
+      return merge(
         body.stream === true
           ? this.responder.sseFrames(reply, this.stored.follow(prepared.scope, response.id, -1))
           : this.responder.sendJson(reply, response),
         run.events$,
-      ),
-    );
+      );
+    });
   }
 
   /**
@@ -116,15 +129,16 @@ export class GenerationRoutes {
     protocol: ProtocolDescriptor<Body, Identity>,
     body: Body,
     { reply, telemetry }: GenerationExchange,
+    settings = this.settings,
   ): Observable<EngineEvent> {
-    const request = protocol.decode(body, this.settings);
+    const request = protocol.decode(body, settings);
     const names = protocol.fieldNames(body);
     const stream = body.stream === true;
     // Accepted (limits and the queue checked) before a prompt is counted: a refusal costs no count.
     return afterPromise(
       () => this.generations.accept(request, { telemetry, stream, names }),
       (accepted) => {
-        const identity = protocol.identify(body, this.settings);
+        const identity = protocol.identify(body, settings);
         if (!stream) return this.responder.json(reply, accepted, (result) => protocol.toBody(result, identity), protocol.dialect);
         const open = (promptTokens: number | undefined) => this.responder.sse(reply, accepted, protocol.encode(body, identity, promptTokens));
         if (!protocol.countsPromptTokens) return open(undefined);

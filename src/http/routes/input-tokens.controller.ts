@@ -31,8 +31,10 @@ export class InputTokensController {
   async count(@Body() body: InputTokensRequestDto, @Req() request: FastifyRequest): Promise<InputTokenCount> {
     // No input counts the rest of the prompt (instructions, tools, a previous response's conversation).
     let prompt: ResponsesPrompt = { ...body, input: body.input ?? [] };
-    if (this.stored.enabled) prompt = (await this.stored.prepare(prompt, this.stored.scopeOf(request.headers))).body;
-    const generation = decodeResponsesPrompt(prompt, this.cipher);
+    const scope = this.stored.scopeOf(request.headers);
+    if (this.stored.enabled) prompt = (await this.stored.prepare(prompt, scope)).body;
+    // Reasoning sealed for one API key opens only for that key, as on the create route.
+    const generation = decodeResponsesPrompt(prompt, this.cipher.forKey(scope.owner));
     const names = RESPONSES_PROTOCOL.fieldNames(prompt);
     return { object: 'response.input_tokens', input_tokens: await this.generations.countPromptTokens(generation, names) };
   }

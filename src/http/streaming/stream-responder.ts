@@ -143,15 +143,14 @@ export class StreamResponder {
   /**
    * Writes frames already made (a stored response's events) as an SSE stream. A hang-up stops
    * following them; a failure of the source cuts the connection, so the client knows to resume.
+   * The source ends itself at a shutdown (see StoredResponses.follow: its run's end first).
    */
   sseFrames(reply: FastifyReply, frames$: Observable<SseFrame>): Observable<never> {
     return new Observable<never>((subscriber) => {
       const opened = this.openSse(reply, () => subscriber.complete());
       if (opened === undefined) return;
       const { response, writer, onClose } = opened;
-      // A shutdown's drain deadline cuts a follower too (the client resumes on another replica).
-      const followed = frames$.pipe(this.lifecycle.endAtDrainDeadline());
-      const source = this.config.keepalive.mode === 'comments' ? followed.pipe(keepaliveComments(this.config.keepalive.intervalMs)) : followed;
+      const source = this.config.keepalive.mode === 'comments' ? frames$.pipe(keepaliveComments(this.config.keepalive.intervalMs)) : frames$;
       const framesSubscription = source.subscribe({
         next: (frame) => writer.write(frame),
         error: () => {

@@ -145,7 +145,7 @@ function reasoningText(item: Extract<ResponsesInputItem, { type: 'reasoning' }>,
     if (text === undefined) {
       throw new GatewayError(
         'invalid_request',
-        `input[${index}].encrypted_content cannot be read by this gateway: it was altered, or sealed with another key (without responses.encryptionKey, a gateway makes a new key at each start)`,
+        `input[${index}].encrypted_content cannot be read by this gateway: it was altered, sealed for another API key, or sealed with another key (without responses.encryptionKey, a gateway makes a new key at each start)`,
         { param: `input[${index}].encrypted_content`, code: 'invalid_encrypted_content' },
       );
     }

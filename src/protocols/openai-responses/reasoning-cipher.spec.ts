@@ -37,6 +37,17 @@ describe('ReasoningCipher', () => {
     }
   });
 
+  it('binds a blob to the API key it was sealed for: another key cannot open it, the same key always can', () => {
+    const cipher = ReasoningCipher.fromSecret(SECRET);
+    const blob = cipher.forKey('key-aaaa').seal('the reasoning');
+    expect(ReasoningCipher.fromSecret(SECRET).forKey('key-aaaa').open(blob)).toBe('the reasoning');
+    expect(cipher.forKey('key-bbbb').open(blob)).toBeUndefined();
+    // An open gateway is one scope, apart from every key's.
+    expect(cipher.forKey('').open(blob)).toBeUndefined();
+    expect(cipher.forKey('key-aaaa').open(cipher.forKey('').seal('open'))).toBeUndefined();
+    expect(cipher.open(cipher.forKey('').seal('open'))).toBe('open');
+  });
+
   it('makes a different random key for each cipher without a secret', () => {
     const blob = ReasoningCipher.fromSecret(undefined).seal('x');
     expect(ReasoningCipher.fromSecret(undefined).open(blob)).toBeUndefined();
