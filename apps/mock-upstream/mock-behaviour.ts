@@ -41,6 +41,12 @@ export interface MockBehaviour {
    * the request's `headers` (as JSON) or its last user message (`prompt`).
    */
   failureQuotes?: 'headers' | 'prompt';
+  /**
+   * The model's context, in prompt tokens (as counted for `usage`): a longer prompt gets vLLM's 400
+   * before any stream ("This model's maximum context length is N tokens. However, your request has
+   * M input tokens. ..."). Absent: no limit.
+   */
+  maxModelLen?: number;
   /** `GET /health` answers 503. */
   unhealthy: boolean;
 }

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
 import type { HttpModelConfig } from '../../config/model-config.js';
 import { EngineError } from '../../engine/engine-error.js';
-import type { EngineEvent } from '../../engine/engine-event.js';
+import { ACCEPTED, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
@@ -29,6 +29,8 @@ import { countUpstreamPromptTokens } from './upstream-token-count.js';
  * a retry would repeat or contradict it. Acks are held back until the first output (or the end),
  * so an upstream that reports usage before any output (vLLM's role chunk under continuous usage)
  * can still be retried, and the client never sees counters of an attempt that was given up.
+ * The first replica to answer 200 makes the request accepted (its headers came: vLLM answers a
+ * prompt it refuses, too long for the context, with a 4xx before them).
  * Unsubscribing aborts the upstream request (its socket is closed, which vLLM takes as an abort).
  *
  * Upstream error text reaches a client only for errors in its own request, with Gantry's key and
@@ -88,6 +90,13 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       const attempts = new Subscription();
       const tried = new Set<Replica>();
       const position = this.affinity ? prefixAffinityPosition(request) : undefined;
+      // Told once, at the first replica that answers 200, whatever retries come after.
+      let accepted = false;
+      const onAccepted = () => {
+        if (accepted) return;
+        accepted = true;
+        subscriber.next(ACCEPTED);
+      };
       // Set by the first output or `done`: from then on events pass straight through, and no retry.
       let committed = false;
       // The latest ack before that: each ack holds running totals, so the latest says it all.
@@ -100,7 +109,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
         }
         tried.add(replica);
         attempts.add(
-          this.attempt(replica, body, whole, request.traceHeaders ?? {}, decode(), {
+          this.attempt(replica, body, { whole, traceHeaders: request.traceHeaders ?? {}, onAccepted }, decode(), {
             next: (event) => {
               if (committed) return subscriber.next(event);
               if (event.type === 'ack') {
@@ -173,8 +182,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private attempt(
     replica: Replica,
     body: string,
-    whole: boolean,
-    traceHeaders: Record<string, string>,
+    { whole, traceHeaders, onAccepted }: { whole: boolean; traceHeaders: Record<string, string>; onAccepted: () => void },
     decode: OperatorFunction<string, EngineEvent>,
     observer: Observer<EngineEvent>,
   ): Subscription {
@@ -182,7 +190,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     replica.requests += 1;
     const subscription = this.connections
       .get(replica)!
-      .postChat(body, { ...traceHeaders, ...this.headers }, whole)
+      .postChat(body, { ...traceHeaders, ...this.headers }, whole, onAccepted)
       .pipe(decode)
       .subscribe({
         next: observer.next,
