@@ -12,6 +12,7 @@ const MODELS = [
   { name: 'single', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 1 },
   { name: 'drip', engine: 'stub', tokenIntervalMs: 200 },
   { name: 'long', engine: 'stub', prefillMs: 10_000 },
+  { name: 'one-slot', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 3 },
 ];
 
 let gateway: RunningGateway;
@@ -178,7 +179,7 @@ describe('the wire frames of a stream', () => {
       stream_options: { include_usage: true, continuous_usage_stats: true },
     });
     const [roleChunk, ...chunks] = exchange.json();
-    // The role chunk leaves at admission, before anything is measured.
+    // The role chunk leaves before prefill, before anything is measured.
     expect(roleChunk.choices[0].delta).toEqual({ role: 'assistant', content: '' });
     expect(roleChunk).not.toHaveProperty('usage');
     expect(chunks.every((chunk) => chunk.usage !== undefined)).toBe(true);
@@ -279,6 +280,38 @@ describe('client hang-ups cancel the engine work', () => {
     hangUp.now = true;
     await Promise.all(holders);
     expect(await eventually(() => model.admission.running === 0 && model.admission.queued === 0)).toBe(true);
+  });
+});
+
+describe('a stream waiting in the queue', () => {
+  it('hears its opening frame, then its first heartbeat, while still queued, on all three APIs', async () => {
+    const admission = gateway.registry.resolve('one-slot').admission;
+    let release = false;
+    const holder = postSse(chatUrl(), { model: 'one-slot', messages: ask('hold the slot'), stream: true }, { onFrame: () => release });
+    expect(await eventually(() => admission.running === 1)).toBe(true);
+    const queuedAtFirstBeat: number[] = [];
+    const waitForFirstBeat = (isHeartbeat: (frame: WireFrame) => boolean) => (frame: WireFrame) => {
+      if (!isHeartbeat(frame)) return false;
+      queuedAtFirstBeat.push(admission.queued);
+      return true;
+    };
+    const data = (frame: WireFrame) => (frame.kind === 'event' ? JSON.parse(frame.data) : {});
+    const chat = await postSse(chatUrl(), { model: 'one-slot', messages: ask('waiting'), stream: true }, { onFrame: waitForFirstBeat((frame) => isHeartbeat(data(frame))) });
+    const messages = await postSse(`${gateway.url}/v1/messages`, { model: 'one-slot', max_tokens: 10, messages: ask('waiting'), stream: true }, {
+      onFrame: waitForFirstBeat((frame) => frame.kind === 'event' && frame.event === 'ping'),
+    });
+    const responses = await postSse(`${gateway.url}/v1/responses`, { model: 'one-slot', input: 'waiting', stream: true }, {
+      onFrame: waitForFirstBeat((frame) => frame.kind === 'event' && frame.event === 'response.in_progress' && data(frame).sequence_number === 2),
+    });
+    release = true;
+    await holder;
+
+    expect([chat.status, messages.status, responses.status]).toEqual([200, 200, 200]);
+    expect(queuedAtFirstBeat).toEqual([1, 1, 1]);
+    expect(chat.json().map((chunk) => (chunk.choices[0].delta.role === 'assistant' ? 'role' : isHeartbeat(chunk) ? 'heartbeat' : 'other'))).toEqual(['role', 'heartbeat']);
+    expect(messages.frames.map((frame) => (frame.kind === 'event' ? frame.event : frame.kind))).toEqual(['message_start', 'ping']);
+    expect(responses.frames.map((frame) => (frame.kind === 'event' ? frame.event : frame.kind))).toEqual(['response.created', 'response.in_progress', 'response.in_progress']);
+    expect(await eventually(() => admission.running === 0 && admission.queued === 0)).toBe(true);
   });
 });
 

@@ -33,7 +33,8 @@ abstract class RecordingPlugin extends GenerationInterceptor {
     this.record(telemetry, 'admitted');
   }
   protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
-    this.record(telemetry, event.type);
+    // Apart from the hooks' names: the engine's `accepted` event is not the gateway's onAccepted.
+    this.record(telemetry, `event ${event.type}`);
     if (this.watched.has(telemetry) && event.type === 'text') texts.set(this.name, (texts.get(this.name) ?? '') + event.text);
   }
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
@@ -68,7 +69,7 @@ const APIS = [
 
 /** What both plugins see of a request that ran to completion: they run as nested interceptors, `provided` outermost. */
 function servedRun(events: string[]): string[] {
-  const eventLines = events.flatMap((event) => [`app:${event}`, `provided:${event}`]);
+  const eventLines = events.flatMap((event) => [`app:event ${event}`, `provided:event ${event}`]);
   return ['provided:start', 'app:start', 'provided:accepted', 'app:accepted', 'provided:admitted', 'app:admitted', ...eventLines, 'app:end completed', 'provided:end completed'];
 }
 
@@ -119,7 +120,7 @@ describe('generation routes: guards, validation and plugins’ GenerationInterce
       texts.clear();
       const exchange = await postSse(`${gateway.url}${path}`, { ...valid, stream: true }, { headers: WITH_KEY });
       expect(exchange.status).toBe(200);
-      const events = log.filter((entry) => entry.startsWith('provided:') && !/:(start|accepted|admitted|end .*)$/.test(entry)).map((entry) => entry.slice('provided:'.length));
+      const events = log.filter((entry) => entry.startsWith('provided:event ')).map((entry) => entry.slice('provided:event '.length));
       expect(events.filter((event) => event === 'text')).toHaveLength(3);
       expect(events.at(-1)).toBe('done');
       expect(log).toEqual(servedRun(events));
@@ -132,7 +133,7 @@ describe('generation routes: guards, validation and plugins’ GenerationInterce
     const response = await post(APIS[0].path, APIS[0].valid, WITH_KEY);
     const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
     expect(response.status).toBe(200);
-    const events = log.filter((entry) => entry.startsWith('app:') && !/:(start|accepted|admitted|end .*)$/.test(entry)).map((entry) => entry.slice('app:'.length));
+    const events = log.filter((entry) => entry.startsWith('app:event ')).map((entry) => entry.slice('app:event '.length));
     expect(log).toEqual(servedRun(events));
     expect(texts.get('app')).toBe(body.choices[0].message.content);
   });

@@ -245,12 +245,59 @@ describe('the llama engine over Chat Completions', () => {
     const before = engine.stats;
     const text = ' hello world'.repeat(1700);
     expect(promptTokenCount(text)).toBeGreaterThan(3000);
-    // Hang up at the opening frame: it leaves at admission, long before ~100 batches are evaluated.
+    // Hang up at the opening frame: it leaves once the prompt is tokenized, long before ~100 batches are evaluated.
     await postSse(chatUrl(), { model: 'tiny-prefill', messages: conversation(text), stream: true, max_tokens: 5 }, { onFrame: () => true });
     expect(await eventually(() => engine.activeGenerations === 0, 10_000)).toBe(true);
     const after = engine.stats;
     expect(after.cancelledInPrefill - before.cancelledInPrefill).toBe(1);
     expect(after.decodedTokens).toBe(before.decodedTokens);
+  });
+});
+
+describe('the llama engine’s answers at the start of a stream', () => {
+  // No keep-alive is due before the engine accepts or refuses, however slow this machine.
+  let own: RunningGateway;
+  beforeAll(async () => {
+    own = await startGateway({
+      keepalive: { mode: 'chunks', intervalMs: 60_000 },
+      models: [{ name: 'tiny-cached', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 1024 }],
+    });
+  });
+  afterAll(() => own?.close());
+  const ownChatUrl = () => `${own.url}/v1/chat/completions`;
+  const messagesUrl = () => `${own.url}/v1/messages`;
+
+  it('refuses a prompt longer than the context with 400 and the protocol’s error body, not an opened stream', async () => {
+    const text = ' hello world'.repeat(1000);
+    const tokens = promptTokenCount(text);
+    expect(tokens).toBeGreaterThan(1024);
+    const chat = await fetch(ownChatUrl(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny-cached', messages: conversation(text), stream: true }) });
+    expect(chat.status).toBe(400);
+    expect((await readJson(chat)).error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages', message: expect.stringContaining(`${tokens} tokens`) });
+
+    const anthropic = new Anthropic({ baseURL: own.url, apiKey: 'unused', maxRetries: 0 });
+    const refused = await anthropic.messages.create({ model: 'tiny-cached', system: SYSTEM, max_tokens: 5, messages: [{ role: 'user', content: text }], stream: true }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(refused).toMatchObject({ status: 400, error: { error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > 1024 maximum` } } });
+    expect(await eventually(() => (own.registry.resolve('tiny-cached').engine as LlamaEngine).activeGenerations === 0)).toBe(true);
+  });
+
+  it('message_start carries the cached part of a prompt the sequence holds, as message_delta does', async () => {
+    const body = { model: 'tiny-cached', system: SYSTEM, max_tokens: 3, stream: true, messages: [{ role: 'user', content: 'Remember this prefix, then answer' }] };
+    const usageOf = async () => {
+      const exchange = await postSse(messagesUrl(), body);
+      const payloads = exchange.json();
+      return { start: payloads.find((event) => event.type === 'message_start')?.message.usage, delta: payloads.find((event) => event.type === 'message_delta')?.usage };
+    };
+    const prompt = promptTokenCount('Remember this prefix, then answer');
+    await usageOf();
+    // The one sequence still holds the first request's prompt: all of it but the last token is reused.
+    const second = await usageOf();
+    expect(second.start).toEqual({ input_tokens: 1, output_tokens: 0, cache_read_input_tokens: prompt - 1 });
+    expect(second.delta).toMatchObject({ input_tokens: 1, cache_read_input_tokens: prompt - 1 });
   });
 });
 

@@ -65,7 +65,7 @@ interface ChatBody {
  */
 export function planAnswer(body: ChatBody, behaviour: MockBehaviour, callId: string): MockAnswer {
   const messages = body.messages ?? [];
-  const promptTokens = messages.reduce((sum, message) => sum + words(textOf(message.content)).length, 0);
+  const promptTokens = promptTokensOf(body);
   const partial = body.continue_final_message === true ? textOf(messages.at(-1)?.content) : undefined;
   const thinks = body.chat_template_kwargs?.enable_thinking !== false;
   const reasoning = partial === undefined ? words((thinks && behaviour.reasoning) || '').map((text): MockStep => ({ kind: 'reasoning', text })) : [];
@@ -156,6 +156,11 @@ function plannedToolCall(body: ChatBody, callId: string): MockStep[] | undefined
 }
 
 /** A message's text: a string, or its text parts joined. */
+/** The prompt's tokens as `usage` reports them: the words of every message. */
+export function promptTokensOf(body: ChatBody): number {
+  return (body.messages ?? []).reduce((sum, message) => sum + words(textOf(message.content)).length, 0);
+}
+
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';

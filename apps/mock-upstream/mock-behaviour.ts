@@ -50,6 +50,12 @@ export interface MockBehaviour {
    * `\uXXXX` escapes, base64, base64url, inside a Basic credential, lowercase percent-encoding).
    */
   failureQuotes?: 'headers' | 'prompt' | 'encoded-key';
+  /**
+   * The model's context, in prompt tokens (as counted for `usage`): a longer prompt gets vLLM's 400
+   * before any stream ("This model's maximum context length is N tokens. However, your request has
+   * M input tokens. ..."). Absent: no limit.
+   */
+  maxModelLen?: number;
   /** `GET /health` answers 503. */
   unhealthy: boolean;
 }

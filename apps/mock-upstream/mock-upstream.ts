@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { planAnswer, textOf } from './mock-answer.js';
+import { planAnswer, promptTokensOf, textOf } from './mock-answer.js';
 import { BEHAVIOUR_HEADER, behaviourFor, DEFAULT_BEHAVIOUR, type MockBehaviour } from './mock-behaviour.js';
 import { answerJson, mockError, sendJson } from './mock-chat-json.js';
 import { streamAnswer } from './mock-chat-stream.js';
@@ -109,6 +109,11 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     const failureMessage = failureMessageOf(requestBehaviour, request.headers, body);
     if (requestBehaviour.failure === 'status') {
       return sendJson(response, requestBehaviour.failureStatus, mockError(requestBehaviour.failureStatus, failureMessage));
+    }
+    const promptTokens = promptTokensOf(body);
+    if (requestBehaviour.maxModelLen !== undefined && promptTokens > requestBehaviour.maxModelLen) {
+      const message = `This model's maximum context length is ${requestBehaviour.maxModelLen} tokens. However, your request has ${promptTokens} input tokens. Please reduce the length of the input messages.`;
+      return sendJson(response, 400, mockError(400, message));
     }
 
     sequence += 1;

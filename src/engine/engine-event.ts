@@ -2,10 +2,25 @@
  * What an engine emits while it generates: a small tagged union that every engine maps its own
  * wire or API onto, and every protocol encoder reads (N engines + M protocols = N + M mappers).
  *
- * Order: zero or more `ack`s and deltas, then exactly one `done`; failures are RxJS errors
- * carrying an EngineError. The first `ack` marks the end of prefill.
+ * Order: at most one `accepted` first, zero or more `ack`s and deltas, then exactly one `done`;
+ * failures are RxJS errors carrying an EngineError. The first `ack` marks the end of prefill.
  */
-export type EngineEvent = AckEvent | TextDelta | ReasoningDelta | ToolCallDelta | DoneEvent;
+export type EngineEvent = AcceptedEvent | AckEvent | TextDelta | ReasoningDelta | ToolCallDelta | DoneEvent;
+
+/**
+ * The engine has taken the request on: an upstream's 2xx response headers arrived, a local prompt
+ * was tokenized and fits the context. A failure before it is a refusal, which a stream answers
+ * with a real HTTP status; a failure after it is reported in-band. An engine that never emits it
+ * is taken as accepted at its first event of any kind. Not output, and not the end of prefill.
+ */
+export interface AcceptedEvent {
+  type: 'accepted';
+  /** The prompt's tokens, and how many of them a cache holds, when the engine knows them now. */
+  usage?: TokenUsage;
+}
+
+/** An acceptance that knows no counts yet. */
+export const ACCEPTED: AcceptedEvent = Object.freeze({ type: 'accepted' });
 
 /** One engine step finished. An ack may come without a delta (a parser still holds text back). */
 export interface AckEvent {

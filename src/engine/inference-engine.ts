@@ -9,6 +9,9 @@ import { estimatePromptTokens } from './token-estimate.js';
  * `generate` returns a cold observable: subscribing starts the work, unsubscribing cancels it
  * (the HTTP engine aborts its upstream request, the llama engine stops decoding, the stub clears
  * its timers). A client hang-up therefore reaches the engine through plain RxJS teardown.
+ * An engine that can refuse a request (a prompt over its context) emits `accepted` as soon as it
+ * is past every such check, so that a stream answers a refusal before it with its HTTP status
+ * (see AcceptedEvent).
  */
 export abstract class InferenceEngine {
   abstract generate(request: GenerationRequest): Observable<EngineEvent>;

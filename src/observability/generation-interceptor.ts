@@ -42,7 +42,9 @@ export interface GenerationHooks {
 /**
  * The plug-in point for observability and plugins: hooks that see every generation request
  * (Chat Completions, Responses, Messages) that the guards let in, every engine event it emits,
- * the lifecycle moments that are not events (accepted, admitted, heartbeat, resumed), and how it ended.
+ * the lifecycle moments that are not events (accepted by the gateway: limits passed, a queue
+ * place held; admitted; heartbeat; resumed on another replica), and how it ended. The engine's own
+ * acceptance (its upstream answered, its prompt fits) is an event, `accepted`, that comes after admission.
  * Subclasses override the hooks they need and are registered as providers of any module (a
  * plugin's included); the generation routes find them all when the gateway is built. They never
  * touch engines or encoders. Hooks must not throw: they run inside the response stream.

@@ -1,5 +1,5 @@
-import { Observable, type OperatorFunction, type Subscription } from 'rxjs';
-import type { EngineEvent } from '../engine/engine-event.js';
+import { Observable, startWith, type OperatorFunction, type Subscription } from 'rxjs';
+import { ACCEPTED, type EngineEvent } from '../engine/engine-event.js';
 import type { LifecycleService } from '../lifecycle/lifecycle.service.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
 import { keepaliveFrames, type KeepaliveSettings } from '../protocols/sse/keepalive-frames.js';
@@ -100,8 +100,10 @@ class RunningResponse {
     this.renewal = setInterval(() => this.write(() => this.renew()), this.stored.renewalMs);
     this.renewal.unref();
 
-    const events$ = this.reporting.tap(this.run.events$);
-    const frames$ = keepaliveFrames(events$.pipe(this.lifecycle.endAtDrainDeadline()), encode, this.keepalive, () => telemetry.markHeartbeat());
+    // The log opens at once, queued or not: the client was answered already, there is no status
+    // left to give (a stream's head waits for the engine to accept, see StreamResponder.sse).
+    const events$ = this.reporting.tap(this.run.events$).pipe(this.lifecycle.endAtDrainDeadline(), startWith(ACCEPTED));
+    const frames$ = keepaliveFrames(events$, encode, this.keepalive, () => telemetry.markHeartbeat());
     this.frames = frames$.subscribe({
       next: (frame) => this.onFrame(frame),
       // The encoder turns failures into `response.failed`; a stream that ends without a final event

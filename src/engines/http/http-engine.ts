@@ -3,7 +3,7 @@ import { Observable, Subscription, type Observer, type OperatorFunction } from '
 import type { HttpModelConfig } from '../../config/model-config.js';
 import { MidStreamFailoverConfig } from '../../config/models/mid-stream-failover-config.js';
 import { EngineError } from '../../engine/engine-error.js';
-import type { EngineEvent } from '../../engine/engine-event.js';
+import { ACCEPTED, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
@@ -33,6 +33,8 @@ import { countUpstreamPromptTokens } from './upstream-token-count.js';
  * a retry would repeat or contradict it. Acks are held back until the first output (or the end),
  * so an upstream that reports usage before any output (vLLM's role chunk under continuous usage)
  * can still be retried, and the client never sees counters of an attempt that was given up.
+ * The first replica to answer 200 makes the request accepted (its headers came: vLLM answers a
+ * prompt it refuses, too long for the context, with a 4xx before them).
  * Unsubscribing aborts the upstream request (its socket is closed, which vLLM takes as an abort).
  *
  * Upstream error text reaches a client only for errors in its own request, with Gantry's key and
@@ -98,6 +100,13 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       const failover = whole || !this.failoverPolicy.enabled ? undefined : new MidStreamFailover(request, upstreamRequest, this.failoverPolicy, startedAt);
       const emit = failover ? (event: EngineEvent) => subscriber.next(failover.pass(event)) : (event: EngineEvent) => subscriber.next(event);
       let current: Replica | undefined;
+      // Told once, at the first replica that answers 200, whatever retries or continuations come after.
+      let accepted = false;
+      const onAccepted = () => {
+        if (accepted) return;
+        accepted = true;
+        subscriber.next(ACCEPTED);
+      };
       // Set by the first output or `done`: from then on events pass straight through, and no retry.
       let committed = false;
       // The latest ack before that: each ack holds running totals, so the latest says it all.
@@ -127,7 +136,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       };
       const send = (replica: Replica, payload: string, from = startedAt) => {
         current = replica;
-        attempts.add(this.attempt(replica, payload, whole, request.traceHeaders ?? {}, this.decoder(whole, from), observer));
+        attempts.add(this.attempt(replica, payload, { whole, traceHeaders: request.traceHeaders ?? {}, onAccepted }, this.decoder(whole, from), observer));
       };
       const pick = (excluded: ReadonlySet<Replica>) => (position === undefined ? this.pool.pick(excluded) : this.affinity!.pick(position, excluded));
       const tryNext = (lastError?: UpstreamError) => {
@@ -223,8 +232,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private attempt(
     replica: Replica,
     body: string,
-    whole: boolean,
-    traceHeaders: Record<string, string>,
+    { whole, traceHeaders, onAccepted }: { whole: boolean; traceHeaders: Record<string, string>; onAccepted: () => void },
     decode: OperatorFunction<string, EngineEvent>,
     observer: Observer<EngineEvent>,
   ): Subscription {
@@ -232,7 +240,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     replica.requests += 1;
     const subscription = this.connections
       .get(replica)!
-      .postChat(body, { ...traceHeaders, ...this.headers }, whole)
+      .postChat(body, { ...traceHeaders, ...this.headers }, whole, onAccepted)
       .pipe(decode)
       .subscribe({
         next: observer.next,

@@ -99,6 +99,9 @@ export class MidStreamFailover {
       }
       case 'done':
         return this.base ? { ...event, usage: this.clientUsage(event.usage) } : event;
+      case 'accepted':
+        // The engine emits one for the whole answer (its first replica's), never a continuation's.
+        return event;
     }
   }
 

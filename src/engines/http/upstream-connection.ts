@@ -59,11 +59,12 @@ export class UpstreamConnection {
    * POSTs a chat completion (`whole`: asking for one JSON answer, else for a stream) and emits the response body as text pieces, one per socket read, as it arrives: each piece is handed on synchronously from the read, so that everything one read
    * holds is decoded, encoded and written downstream as one batch. Unsubscribing before the body
    * ended aborts the request, which closes its socket, which is how vLLM learns to abort the
-   * generation. A non-200 status, a timeout or a broken connection errors with an UpstreamError.
+   * generation. A non-200 status, a timeout or a broken connection errors with an UpstreamError;
+   * a 200's headers call `onAccepted` before any body.
    */
-  postChat(body: string, headers: Record<string, string>, whole: boolean): Observable<string> {
+  postChat(body: string, headers: Record<string, string>, whole: boolean, onAccepted?: () => void): Observable<string> {
     return new Observable<string>((subscriber) => {
-      const exchange = new UpstreamExchange(subscriber, this.timeouts, whole, this.redact);
+      const exchange = new UpstreamExchange(subscriber, this.timeouts, whole, this.redact, onAccepted);
       this.pool.dispatch(
         {
           path: this.chatPath,

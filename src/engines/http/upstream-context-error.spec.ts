@@ -10,6 +10,7 @@ describe('upstreamContextLengthError', () => {
     const cases: Array<[string, number, number]> = [
       ["This model's maximum context length is 4096 tokens. However, you requested 5120 tokens (4608 in the messages, 512 in the completion). Please reduce the length of the messages or completion.", 4608, 4096],
       ["This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens. Please reduce the length of the messages.", 5000, 4096],
+      ["This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens. Please reduce the length of the input messages.", 5000, 4096],
       ["'max_tokens' or 'max_completion_tokens' is too large: 512. This model's maximum context length is 4096 tokens and your request has 4000 input tokens (512 > 4096 - 4000).", 4000, 4096],
       ['The decoder prompt (length 5000) is longer than the maximum model length of 4096. Make sure that `max_model_len` is no smaller than the number of text tokens.', 5000, 4096],
       ['Input prompt (5000 tokens) is too long and exceeds limit of 4096', 5000, 4096],

@@ -7,6 +7,8 @@ import { ContextLengthError } from '../../engine/context-length-error.js';
 const WORDINGS: Array<{ pattern: RegExp; prompt: number; context: number }> = [
   // vLLM: "... maximum context length is 4096 tokens and your request has 4000 input tokens ..."
   { pattern: /maximum context length is (\d+) tokens and your request has (\d+) input tokens/i, context: 1, prompt: 2 },
+  // vLLM: "This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens. ..."
+  { pattern: /maximum context length is (\d+) tokens\. However, your request has (\d+) input tokens/i, context: 1, prompt: 2 },
   // vLLM: "... maximum context length is 4096 tokens. However, you requested 5120 tokens (4608 in the messages, 512 in the completion)."
   { pattern: /maximum context length is (\d+) tokens\. However, you requested \d+ tokens \((\d+) in the messages/i, context: 1, prompt: 2 },
   // vLLM, OpenAI: "... maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens."

@@ -10,8 +10,8 @@ import type { UpstreamTimeouts } from './upstream-connection.js';
 const MAX_ERROR_BODY = 16_384;
 
 /**
- * One chat completion request, as an undici dispatch handler: each socket read of a 200 answer is
- * handed to `subscriber` as text, synchronously; another status ends in an UpstreamError (with
+ * One chat completion request, as an undici dispatch handler: a 200's headers are told to
+ * `onAccepted`, each socket read of its body is handed to `subscriber` as text, synchronously; another status ends in an UpstreamError (with
  * the body's message when it is the client's to read); a timeout or broken connection in a transport UpstreamError.
  *
  * The dispatch API instead of `request()`: no body stream, promise, AbortController or abort
@@ -33,6 +33,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     private readonly whole: boolean,
     /** Applied to an error answer's message (see upstreamStatusError). */
     private readonly redact: Redact,
+    /** Told when a 200's headers arrive: the upstream took the request on. */
+    private readonly onAccepted: () => void = () => undefined,
   ) {}
 
   /** The subscriber is gone: abort the request (closing its socket, which is how vLLM learns to stop). */
@@ -50,6 +52,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
     this.status = statusCode;
+    if (statusCode === 200 && !this.cancelled) this.onAccepted();
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {

@@ -34,8 +34,9 @@ export interface LlamaGenerationDeps {
 
 /**
  * One request on the llama engine: render the prompt, borrow a sequence, reuse the cached prefix,
- * decode token by token through the output parsers, and give the sequence back. `run` never
- * rejects: failures go to the subscriber as EngineErrors. `cancel` makes it stop at the next token,
+ * tell the acceptance (with the prompt's tokens and the cached part), decode token by token
+ * through the output parsers, and give the sequence back. `run` never rejects: failures go to the
+ * subscriber as EngineErrors. `cancel` makes it stop at the next token,
  * or the next prompt batch during prefill (the native step in flight cannot be interrupted), and
  * then the sequence is free.
  */
@@ -108,6 +109,8 @@ export class LlamaGeneration {
     });
 
     this.meter.startPrompt(tokens.length, cached);
+    // Tokenized, within the context, sampling set up: from here a failure is no refusal.
+    this.emit({ type: 'accepted', usage: this.meter.usage() });
     const rest = await this.prefill(sequence, tokens.slice(cached));
     if (rest === undefined) return;
     for await (const token of sequence.evaluate(rest, options)) {

@@ -78,9 +78,15 @@ describe('StubEngine', () => {
   it('streams the configured reasoning before the answer and counts it', () => {
     const result = run({ reasoning: 'let me think' }, generationRequest());
     const kinds = result.events.map(({ event }) => event.type).filter((type) => type !== 'ack');
-    expect(kinds).toEqual(['reasoning', 'reasoning', 'reasoning', 'text', 'text', 'text', 'done']);
+    expect(kinds).toEqual(['accepted', 'reasoning', 'reasoning', 'reasoning', 'text', 'text', 'text', 'done']);
     expect(result.text('reasoning')).toBe('let me think');
     expect(result.done).toMatchObject({ usage: { completionTokens: 6, reasoningTokens: 3 } });
+  });
+
+  it('tells its acceptance at once, before prefill, with the prompt’s count', () => {
+    const result = run({ prefillMs: 100 }, generationRequest({ messages: [userMessage('one two three')] }));
+    expect(result.events[0]).toEqual({ at: 0, event: { type: 'accepted', usage: { promptTokens: 3, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 } } });
+    expect(result.events[1]).toMatchObject({ at: 100, event: { type: 'ack' } });
   });
 
   it('fails after failAfterTokens tokens with the configured kind', () => {

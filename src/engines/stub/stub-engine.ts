@@ -103,7 +103,10 @@ class StubRun {
     this.startedAt = performance.now();
   }
 
+  /** Accepted at once: the stub has no context to overflow, and its prompt's count is known. */
   start(): void {
+    this.subscriber.next({ type: 'accepted', usage: this.usage() });
+    if (this.subscriber.closed) return;
     this.timer = this.schedule(() => this.endPrefill(), this.config.prefillMs);
   }
 

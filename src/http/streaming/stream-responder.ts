@@ -38,16 +38,34 @@ export class StreamResponder {
     return this.dropped;
   }
 
+  /**
+   * Streams the events as SSE in the encoder's frames. The response head waits for the first
+   * frame: the encoder opens at the first stream event, which is the engine's acceptance, a
+   * heartbeat (the keep-alive is due), or any other event of an engine that does not tell its
+   * acceptance. So a failure before it (a prompt the engine refuses, an upstream's 4xx) is not
+   * encoded: the frames are torn down and the returned observable fails with it, for the pipeline
+   * to answer with its real status. A failure after it goes to the encoder, in-band.
+   */
   sse(
     reply: FastifyReply,
     { events$, telemetry, abandon }: AcceptedGeneration,
     encode: OperatorFunction<StreamEvent, SseFrame>,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
-      const opened = this.openSse(reply, () => subscriber.complete(), abandon);
-      if (opened === undefined) return;
-      const { response, writer, onClose } = opened;
+      const response = reply.raw;
+      if (!this.admitExchange(response, abandon)) {
+        subscriber.complete();
+        return;
+      }
+      let writer: SseWriter | undefined;
+      let refused = false;
       let failure: unknown;
+      const end = () => subscriber.complete();
+      const onClose = () => {
+        if (writer === undefined || !writer.isEnded) end();
+      };
+      // `on`, not `once` ('close' is emitted once): `once` wraps each listener per stream.
+      response.on('close', onClose);
       // Each event goes to the encoder first, then on to the hooks; a failure is kept to
       // be passed on once the encoder wrote its in-band error frame and the response ended.
       const input$ = new Observable<EngineEvent>((input) =>
@@ -57,16 +75,25 @@ export class StreamResponder {
             subscriber.next(event);
           },
           error: (error: unknown) => {
-            failure = error;
-            input.error(error);
+            if (writer !== undefined) {
+              failure = error;
+              input.error(error);
+              return;
+            }
+            // Nothing was written: the pipeline answers it with its status (the teardown ends the frames).
+            refused = true;
+            subscriber.error(error);
           },
           complete: () => input.complete(),
         }),
       );
-      const framesSubscription = keepaliveFrames(input$, encode, this.config.keepalive, () => telemetry.markHeartbeat()).subscribe({
-        next: (frame) => writer.write(frame),
+      const frames = keepaliveFrames(input$, encode, this.config.keepalive, () => telemetry.markHeartbeat()).subscribe({
+        next: (frame) => {
+          writer ??= this.openSse(reply, end);
+          writer.write(frame);
+        },
         complete: () => {
-          writer.end();
+          (writer ??= this.openSse(reply, end)).end();
           if (failure === undefined) subscriber.complete();
           else subscriber.error(failure);
         },
@@ -74,8 +101,9 @@ export class StreamResponder {
 
       return () => {
         response.off('close', onClose);
-        framesSubscription.unsubscribe();
-        if (!writer.isEnded) response.destroy();
+        frames.unsubscribe();
+        // A refusal's answer is the pipeline's to send; anything else unfinished is cut.
+        if (writer === undefined ? !refused : !writer.isEnded) response.destroy();
       };
     });
   }
@@ -147,9 +175,17 @@ export class StreamResponder {
    */
   sseFrames(reply: FastifyReply, frames$: Observable<SseFrame>): Observable<never> {
     return new Observable<never>((subscriber) => {
-      const opened = this.openSse(reply, () => subscriber.complete());
-      if (opened === undefined) return;
-      const { response, writer, onClose } = opened;
+      const response = reply.raw;
+      if (!this.admitExchange(response)) {
+        subscriber.complete();
+        return;
+      }
+      const end = () => subscriber.complete();
+      const writer = this.openSse(reply, end);
+      const onClose = () => {
+        if (!writer.isEnded) end();
+      };
+      response.on('close', onClose);
       const source = this.config.keepalive.mode === 'comments' ? frames$.pipe(keepaliveComments(this.config.keepalive.intervalMs)) : frames$;
       const framesSubscription = source.subscribe({
         next: (frame) => writer.write(frame),
@@ -180,35 +216,28 @@ export class StreamResponder {
   }
 
   /**
-   * Takes the raw response and opens the SSE stream on it; `end` is called when the client is
-   * gone (hung up, or dropped for not reading), which ends the exchange and cancels the work
-   * behind it. Undefined, and `abandon` then `end` called, when the client was already gone (it
-   * hung up while a guard asked its store, or while the prompt was counted): no work starts.
+   * Counts the exchange as in flight; false, and `abandon` called, when the client is already gone
+   * (it hung up while a guard asked its store, or while the prompt was counted): no work starts.
    */
-  private openSse(
-    reply: FastifyReply,
-    end: () => void,
-    abandon?: () => void,
-  ): { response: ServerResponse; writer: SseWriter; onClose: () => void } | undefined {
-    reply.hijack();
-    const response = reply.raw;
+  private admitExchange(response: ServerResponse, abandon?: () => void): boolean {
     this.trackInFlight(response);
-    if (response.destroyed) {
-      abandon?.();
-      end();
-      return undefined;
-    }
-    const writer = new SseWriter(response, this.config.server.maxBufferedBytesPerStream, () => {
+    if (!response.destroyed) return true;
+    abandon?.();
+    return false;
+  }
+
+  /**
+   * Takes the raw response from Fastify and opens the SSE stream on it; `end` is called when the
+   * client is dropped for not reading, which ends the exchange and cancels the work behind it.
+   */
+  private openSse(reply: FastifyReply, end: () => void): SseWriter {
+    reply.hijack();
+    const writer = new SseWriter(reply.raw, this.config.server.maxBufferedBytesPerStream, () => {
       this.dropped += 1;
       end();
     });
     writer.open(reply.getHeaders() as Record<string, string>);
-    const onClose = () => {
-      if (!writer.isEnded) end();
-    };
-    // `on`, not `once` ('close' is emitted once): `once` wraps each listener per stream.
-    response.on('close', onClose);
-    return { response, writer, onClose };
+    return writer;
   }
 
   /** The exchange is in flight until its response closes: finished and handed over, or hung up. */

@@ -1,13 +1,29 @@
 import { createHash } from 'node:crypto';
 import type { FinishReason, TokenUsage } from '../../engine/engine-event.js';
 
-/** Anthropic usage: `input_tokens` excludes what was read from a cache, which is counted apart. */
-export function toAnthropicUsage(usage: TokenUsage) {
+/** Anthropic's count of a prompt: `input_tokens` excludes what was read from a cache, which is counted apart. */
+export interface AnthropicInputUsage {
+  input_tokens: number;
+  cache_read_input_tokens?: number;
+}
+
+export function toAnthropicInput(usage: Pick<TokenUsage, 'promptTokens' | 'cachedTokens'>): AnthropicInputUsage {
+  return usage.cachedTokens > 0
+    ? { input_tokens: usage.promptTokens - usage.cachedTokens, cache_read_input_tokens: usage.cachedTokens }
+    : { input_tokens: usage.promptTokens };
+}
+
+/** A usage block: the prompt's count and the output tokens. */
+export function anthropicUsage(input: AnthropicInputUsage, outputTokens: number) {
   return {
-    input_tokens: usage.promptTokens - usage.cachedTokens,
-    output_tokens: usage.completionTokens,
-    ...(usage.cachedTokens > 0 ? { cache_read_input_tokens: usage.cachedTokens } : {}),
+    input_tokens: input.input_tokens,
+    output_tokens: outputTokens,
+    ...(input.cache_read_input_tokens !== undefined ? { cache_read_input_tokens: input.cache_read_input_tokens } : {}),
   };
+}
+
+export function toAnthropicUsage(usage: TokenUsage) {
+  return anthropicUsage(toAnthropicInput(usage), usage.completionTokens);
 }
 
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';

@@ -1,4 +1,6 @@
+import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import type { StreamEvent } from '../../streaming/stream-event.js';
 import { payloadsOf, scripts, transcriptOf } from '../../../test/support/transcript.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { encodeMessagesStream } from './encode-messages-stream.js';
@@ -20,10 +22,28 @@ describe('encodeMessagesStream (golden transcripts)', () => {
     await expect(await transcriptOf(scripts.toolCalls(), encoder())).toMatchFileSnapshot(golden('tool-use'));
   });
 
-  it('message_start carries the input tokens counted at admission; message_delta the engine’s figures', async () => {
+  it('message_start carries the input tokens counted before the stream; message_delta repeats them', async () => {
     const events = payloadsOf(await transcriptOf(scripts.text(), encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTokens: 42 })));
     expect(events[0].message.usage).toEqual({ input_tokens: 42, output_tokens: 0 });
-    expect(events.find((event) => event.type === 'message_delta').usage).toEqual({ input_tokens: 3, output_tokens: 2 });
+    expect(events.find((event) => event.type === 'message_delta').usage).toEqual({ input_tokens: 42, output_tokens: 2 });
+  });
+
+  it('message_start carries the engine’s split into fresh and cached tokens when it comes with the acceptance, and message_delta agrees', async () => {
+    const split = { promptTokens: 115, completionTokens: 0, cachedTokens: 114, reasoningTokens: 0 };
+    const events = payloadsOf(
+      await transcriptOf([{ type: 'accepted', usage: split }, ...scripts.text().slice(1, -1), { type: 'done', finishReason: 'stop', usage: { ...split, completionTokens: 2 } }], encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTokens: 115 })),
+    );
+    expect(events[0].message.usage).toEqual({ input_tokens: 1, output_tokens: 0, cache_read_input_tokens: 114 });
+    expect(events.find((event) => event.type === 'message_delta').usage).toEqual({ input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 114 });
+  });
+
+  it('opens with the first event, not on subscription: a heartbeat first gives message_start then ping', async () => {
+    const frames: string[] = [];
+    const source = new Subject<StreamEvent>();
+    source.pipe(encoder()).subscribe((frame) => frames.push('event' in frame ? String(frame.event) : ''));
+    expect(frames).toEqual([]);
+    source.next({ type: 'heartbeat', n: 0 });
+    expect(frames).toEqual(['message_start', 'ping']);
   });
 
   it('stop_sequence with the matched string', async () => {

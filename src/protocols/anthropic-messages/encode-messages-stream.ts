@@ -1,17 +1,20 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { DoneEvent, TokenUsage } from '../../engine/engine-event.js';
-import { ZERO_USAGE } from '../../engine/engine-event.js';
+import type { DoneEvent } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
+import { openOnFirstEvent } from '../../streaming/open-on-first-event.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
 import { toAnthropicErrorBody } from '../errors/anthropic-error.js';
 import type { SseFrame } from '../sse/sse-frame.js';
-import { thinkingSignature, toAnthropicStopReason, toAnthropicUsage } from './anthropic-usage.js';
+import { anthropicUsage, thinkingSignature, toAnthropicInput, toAnthropicStopReason, type AnthropicInputUsage } from './anthropic-usage.js';
 import { toAnthropicToolUseId } from './tool-use-id.js';
 
 export interface MessagesStreamOptions {
   id: string;
   model: string;
-  /** The prompt's tokens, counted before the stream opened: `message_start` carries them, as Anthropic's does. */
+  /**
+   * The prompt's tokens, counted before the stream opened: `message_start` carries them, as
+   * Anthropic's does, unless the engine's first event brings its own split into fresh and cached.
+   */
   inputTokens: number;
 }
 
@@ -25,9 +28,12 @@ const PING: SseFrame = Object.freeze({ event: 'ping', data: '{"type":"ping"}' })
 /**
  * Engine events (and heartbeats) to Anthropic Messages stream events.
  *
- * `message_start` leaves on subscription (admission) with the prompt's input tokens (clients such
- * as LangChain read them only there); heartbeats are `ping`s. Tool-use ids are Anthropic-shaped
- * (see tool-use-id.ts). Deltas open content
+ * `message_start` leaves with the first stream event (the engine's acceptance, a heartbeat, or
+ * whatever comes first; see openOnFirstEvent) with the prompt's input tokens: the engine's split
+ * into fresh and cached tokens when its acceptance comes first and brings one, else the count
+ * made before the stream. Clients read them from different events (LangChain from
+ * `message_start`, the SDKs' accumulators from `message_delta`), so `message_delta` repeats them.
+ * Heartbeats are `ping`s. Tool-use ids are Anthropic-shaped (see tool-use-id.ts). Deltas open content
  * blocks as their kind changes (thinking, text, one block per tool call); a thinking block gets
  * a `signature_delta` before it stops. The stream ends with `message_delta` (stop reason,
  * cumulative usage) and `message_stop`, or with `event: error` and nothing after it.
@@ -35,7 +41,7 @@ const PING: SseFrame = Object.freeze({ event: 'ping', data: '{"type":"ping"}' })
 export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFunction<StreamEvent, SseFrame> {
   return (source) =>
     new Observable<SseFrame>((subscriber) => {
-      let usage: TokenUsage = ZERO_USAGE;
+      let input: AnthropicInputUsage = { input_tokens: options.inputTokens };
       let open: OpenBlock | undefined;
       let nextIndex = 0;
       /** The block of each tool call, by the call's index. */
@@ -59,8 +65,8 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
 
       const onEvent = (event: StreamEvent) => {
         switch (event.type) {
+          case 'accepted':
           case 'ack':
-            usage = event.usage;
             return;
           case 'heartbeat':
             return subscriber.next(PING);
@@ -95,33 +101,38 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
 
       const finish = (done: DoneEvent) => {
         closeBlock();
-        usage = done.usage;
         emit('message_delta', {
           delta: { stop_reason: toAnthropicStopReason(done.finishReason, done.stopSequence), stop_sequence: done.stopSequence ?? null },
-          usage: toAnthropicUsage(usage),
+          usage: anthropicUsage(input, done.usage.completionTokens),
         });
         emit('message_stop', {});
       };
 
-      emit('message_start', {
-        message: {
-          id: options.id,
-          type: 'message',
-          role: 'assistant',
-          model: options.model,
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: { input_tokens: options.inputTokens, output_tokens: 0 },
-        },
-      });
-      return source.subscribe({
-        next: onEvent,
-        error: (error: unknown) => {
-          subscriber.next({ event: 'error', data: JSON.stringify(toAnthropicErrorBody(asGatewayError(error))) });
-          subscriber.complete();
-        },
-        complete: () => subscriber.complete(),
-      });
+      const start = (first: StreamEvent | undefined) => {
+        const split = first?.type === 'accepted' ? first.usage : undefined;
+        if (split !== undefined) input = toAnthropicInput(split);
+        emit('message_start', {
+          message: {
+            id: options.id,
+            type: 'message',
+            role: 'assistant',
+            model: options.model,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: anthropicUsage(input, 0),
+          },
+        });
+      };
+      return source.subscribe(
+        openOnFirstEvent(start, {
+          next: onEvent,
+          error: (error: unknown) => {
+            subscriber.next({ event: 'error', data: JSON.stringify(toAnthropicErrorBody(asGatewayError(error))) });
+            subscriber.complete();
+          },
+          complete: () => subscriber.complete(),
+        }),
+      );
     });
 }

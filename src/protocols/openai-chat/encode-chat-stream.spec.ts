@@ -1,4 +1,4 @@
-import { concat, from, lastValueFrom, map, throwError, toArray } from 'rxjs';
+import { concat, from, lastValueFrom, map, Subject, throwError, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent, Timings } from '../../engine/engine-event.js';
@@ -143,6 +143,21 @@ describe('encodeChatStream (golden transcripts)', () => {
         heartbeatChunk() +
         'data: {"error":{"message":"Upstream closed the connection.","type":"upstream_error","param":null,"code":null}}\n\n' +
         DONE,
+    );
+  });
+
+  it('sends the role chunk with the first event, not on subscription: an acceptance alone brings only it', async () => {
+    const frames: string[] = [];
+    const source = new Subject<StreamEvent>();
+    source.pipe(encodeChatStream({ ...IDENTITY, includeUsage: false, continuousUsage: true, timings: false }), map(serializeSseFrame)).subscribe((frame) => frames.push(frame));
+    expect(frames).toEqual([]);
+    source.next({ type: 'accepted' });
+    expect(frames).toEqual([roleChunk]);
+  });
+
+  it('still opens before an in-band error that comes first', async () => {
+    expect(await transcript([], {}, new EngineError('upstream', 'gone'))).toBe(
+      roleChunk + 'data: {"error":{"message":"gone","type":"upstream_error","param":null,"code":null}}\n\n' + DONE,
     );
   });
 

@@ -2,6 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { AckEvent, DoneEvent, EngineEvent, Timings, TokenUsage } from '../../engine/engine-event.js';
 import { ZERO_USAGE } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
+import { openOnFirstEvent } from '../../streaming/open-on-first-event.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
 import { toOpenAIErrorBody } from '../errors/openai-error.js';
 import { flattenString } from '../sse/flatten-string.js';
@@ -25,9 +26,9 @@ export interface ChatStreamOptions {
 /**
  * Engine events (and heartbeats) to `chat.completion.chunk` frames.
  *
- * The role chunk leaves on subscription, i.e. at admission, before anything is measured: it
- * carries no usage or timings; `continuous_usage_stats` puts usage on every chunk after it,
- * heartbeats included. Every chunk shares one id, model and created; the prefix holding them is
+ * The role chunk leaves with the first stream event (the engine's acceptance, a heartbeat, or
+ * whatever comes first; see openOnFirstEvent), before anything is measured: it carries no usage
+ * or timings; `continuous_usage_stats` puts usage on every chunk after it, heartbeats included. Every chunk shares one id, model and created; the prefix holding them is
  * serialized once per stream. A failure after the stream
  * opened becomes `data: {"error": ...}` followed by `[DONE]`, and the stream ends cleanly.
  */
@@ -64,6 +65,8 @@ export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<S
             usage = (event as AckEvent).usage;
             timings = event.timings;
             return;
+          case 'accepted':
+            return;
           case 'heartbeat':
             return chunk('[{"index":0,"delta":{},"logprobs":null,"finish_reason":null}]');
           case 'text':
@@ -78,19 +81,21 @@ export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<S
       };
 
       // The role chunk precedes anything measured: no usage, whatever the stream options.
-      subscriber.next({ data: `${prefix}${ROLE_CHOICES}}` });
-      return source.subscribe({
-        next: onEvent,
-        error: (error: unknown) => {
-          subscriber.next({ data: JSON.stringify(toOpenAIErrorBody(asGatewayError(error))) });
-          subscriber.next(DONE_FRAME);
-          subscriber.complete();
-        },
-        complete: () => {
-          subscriber.next(DONE_FRAME);
-          subscriber.complete();
-        },
-      });
+      const open = () => subscriber.next({ data: `${prefix}${ROLE_CHOICES}}` });
+      return source.subscribe(
+        openOnFirstEvent(open, {
+          next: onEvent,
+          error: (error: unknown) => {
+            subscriber.next({ data: JSON.stringify(toOpenAIErrorBody(asGatewayError(error))) });
+            subscriber.next(DONE_FRAME);
+            subscriber.complete();
+          },
+          complete: () => {
+            subscriber.next(DONE_FRAME);
+            subscriber.complete();
+          },
+        }),
+      );
     });
 }
 

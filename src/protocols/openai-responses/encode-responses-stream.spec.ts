@@ -1,4 +1,6 @@
+import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { StreamEvent } from '../../streaming/stream-event.js';
 import { ackOf, counterIds, payloadsOf, scripts, transcriptOf, usageOf } from '../../../test/support/transcript.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { encodeResponsesStream } from './encode-responses-stream.js';
@@ -112,6 +114,15 @@ describe('encodeResponsesStream endings', () => {
     expect(failed.response.output).toEqual([
       { id: 'msg_1', type: 'message', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text: 'Hello', annotations: [], logprobs: [] }] },
     ]);
+  });
+
+  it('opens with the first event, not on subscription: an acceptance brings response.created and response.in_progress only', async () => {
+    const types: string[] = [];
+    const source = new Subject<StreamEvent>();
+    source.pipe(encoder()).subscribe((frame) => types.push('event' in frame ? String(frame.event) : ''));
+    expect(types).toEqual([]);
+    source.next({ type: 'accepted' });
+    expect(types).toEqual(['response.created', 'response.in_progress']);
   });
 
   it('ends a filtered answer as incomplete, for content_filter', async () => {

@@ -2,6 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { DoneEvent, EngineEvent, TokenUsage } from '../../engine/engine-event.js';
 import { ZERO_USAGE } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
+import { openOnFirstEvent } from '../../streaming/open-on-first-event.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
 import { newId } from '../ids.js';
 import type { SseFrame } from '../sse/sse-frame.js';
@@ -36,7 +37,8 @@ type OpenItem =
  * Engine events (and heartbeats) to Responses stream events, numbered by `sequence_number` from 0
  * with no gaps.
  *
- * `response.created` and `response.in_progress` leave on subscription; each heartbeat is another
+ * `response.created` and `response.in_progress` leave with the first stream event (the engine's
+ * acceptance, a heartbeat, or whatever comes first; see openOnFirstEvent); each heartbeat is another
  * full `response.in_progress` (same id, empty output: beats stop before the first output item,
  * because openai-node replaces its snapshot on every lifecycle event). Items open and close as the
  * output kind changes, with every `.done` event; the stream ends with `response.completed`,
@@ -147,6 +149,8 @@ export function encodeResponsesStream(
           case 'ack':
             usage = event.usage;
             return;
+          case 'accepted':
+            return;
           case 'heartbeat':
             return emit('response.in_progress', { response: responseObject(envelope, 'in_progress', [...output]) });
           case 'reasoning':
@@ -184,19 +188,23 @@ export function encodeResponsesStream(
         });
       };
 
-      const initial = responseObject(envelope, 'in_progress', []);
-      emit('response.created', { response: initial });
-      emit('response.in_progress', { response: initial });
-      return source.subscribe({
-        next: onEvent,
-        error: (error: unknown) => {
-          // What was already streamed stays in the output (openai-node replaces its snapshot with it).
-          if (open) output[open.outputIndex] = partialItem(open, envelope);
-          emit('response.failed', { response: responseObject(envelope, 'failed', [...output], { usage, error: asGatewayError(error) }) });
-          subscriber.complete();
-        },
-        complete: () => subscriber.complete(),
-      });
+      const start = () => {
+        const initial = responseObject(envelope, 'in_progress', []);
+        emit('response.created', { response: initial });
+        emit('response.in_progress', { response: initial });
+      };
+      return source.subscribe(
+        openOnFirstEvent(start, {
+          next: onEvent,
+          error: (error: unknown) => {
+            // What was already streamed stays in the output (openai-node replaces its snapshot with it).
+            if (open) output[open.outputIndex] = partialItem(open, envelope);
+            emit('response.failed', { response: responseObject(envelope, 'failed', [...output], { usage, error: asGatewayError(error) }) });
+            subscriber.complete();
+          },
+          complete: () => subscriber.complete(),
+        }),
+      );
     });
 }
 
