@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type ConfigSources } from './config/config-loader.js';
+import { ConfigError } from './config/config-error.js';
+import { loadConfig, type ConfigSources } from './config/config-loader.js';
 import { workerCount } from './config/server-config.js';
 import { fileStatus } from './reload/config-file-watcher.js';
 

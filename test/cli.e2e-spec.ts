@@ -54,6 +54,13 @@ describe('npm start -- --config FILE --port N --host H', () => {
     expect(cli.output().stderr).toContain('models[0].prefillMs must not be less than 0');
   });
 
+  it('refuses an unknown engine kind, naming the kinds there are', async () => {
+    const file = writeConfig('models:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
+    const cli = startCli(['--config', file, '--port', '0']);
+    expect(await cli.exited).toBe(1);
+    expect(cli.output().stderr.trim()).toBe(`Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`);
+  });
+
   it('refuses an unknown flag or a bad port with usage', async () => {
     const unknownFlag = startCli(['--prot', '80']);
     expect(await unknownFlag.exited).toBe(1);

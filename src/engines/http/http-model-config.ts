@@ -1,6 +1,6 @@
 import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
-import { IsStringRecord } from '../string-record.validator.js';
-import { ModelConfigBase } from './model-config-base.js';
+import { IsStringRecord } from '../../config/string-record.validator.js';
+import { ModelConfigBase } from '../../config/model-config.js';
 
 export const ROUTING_POLICIES = ['least-outstanding', 'prefix-affinity'] as const;
 export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
@@ -11,7 +11,7 @@ export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
  */
 export class HttpModelConfig extends ModelConfigBase {
   @Equals('http')
-  engine!: 'http';
+  override engine!: 'http';
 
   /** Base URLs of the replicas, including the API prefix: `http://10.0.0.5:8000/v1`. */
   @IsArray()
