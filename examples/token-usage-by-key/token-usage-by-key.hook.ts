@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { GenerationHook, type GenerationOutcome, type ObservedRequest } from '../../src/observability/generation-hook.js';
-import type { GenerationTelemetry } from '../../src/observability/generation-telemetry.js';
-import { GantryMetrics } from '../../src/observability/metrics/gantry-metrics.js';
+import { GantryMetrics, GenerationHook, type GenerationOutcome, type GenerationTelemetry, type ObservedRequest } from '../../src/index.js';
 
 /** A short, stable, non-reversible id for an API key: never put the key itself in a label. */
 export function keyIdOf(key: string | undefined): string {
