@@ -157,8 +157,15 @@ class Primary {
     process.stdout.write(`Gantry listening on http://${host}:${port} — models: ${models} — workers: ${this.options.workers}\n`);
   }
 
-  /** A worker refused the configuration (its models, checked by their engine kinds): said once, and the start fails. */
+  /**
+   * A worker refused the configuration at its start (its models, checked by their engine kinds):
+   * before the instance is up, said once and the start fails; after, logged (it is started again).
+   */
   private refused(message: string): null {
+    if (this.announced) {
+      this.logger.error(message);
+      return null;
+    }
     if (this.refusal === undefined) process.stderr.write(`${message}\n`);
     this.refusal ??= message;
     this.exitCode = 1;
