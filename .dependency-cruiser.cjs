@@ -51,6 +51,13 @@ module.exports = {
       to: { path: '^(apps|examples)/' },
     },
     {
+      name: 'plugins-use-the-public-entry',
+      comment: 'The example plugins import Gantry as any plugin must: through its public entry (src/index.ts) alone.',
+      severity: 'error',
+      from: { path: '^examples/', pathNot: '[.]spec[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/index[.]ts$' },
+    },
+    {
       name: 'src-not-tests',
       comment: "Only specs use the tests' support code.",
       severity: 'error',

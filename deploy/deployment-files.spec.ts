@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
@@ -7,7 +8,7 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/Horizo
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseConfig } from '../src/config/config-loader.js';
+import { parseWithBuiltInKinds as parseConfig } from '../test/support/config-problems.js';
 
 const here = (file: string) => join(import.meta.dirname, file);
 const yamlOf = (file: string) => parse(readFileSync(here(file), 'utf8')) as Record<string, any>;
@@ -76,15 +77,34 @@ describe('the Kubernetes manifests (deploy/kubernetes)', () => {
 
 describe('the container image and the local stack', () => {
   const dockerfile = readFileSync(here('../Dockerfile'), 'utf8');
-  const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  const stages = dockerfile.split(/^(?=FROM )/m).slice(1);
+  const [buildStage, finalStage] = stages;
+  /** The final stage's install line, as the shell would run it with the build argument LLAMA set to `llama`. */
+  const installArguments = (llama: string) => {
+    const install = /^RUN (npm install --global .*?) \\?$/m.exec(finalStage)![1];
+    return execFileSync('sh', ['-c', install.replace(/^npm install/, 'echo')], { env: { ...process.env, LLAMA: llama }, encoding: 'utf8' }).trim().split(' ');
+  };
 
-  it('Dockerfile: multi-stage, production dependencies only, non-root, health check, SIGTERM', () => {
-    expect(dockerfile.match(/^FROM /gm)).toHaveLength(2);
-    expect(finalStage).toMatch(/^RUN npm ci --omit=dev/m);
+  it('Dockerfile: the gateway built and packed in one stage, the package installed in the other', () => {
+    expect(stages).toHaveLength(2);
+    expect(buildStage).toMatch(/^RUN npm ci /m);
+    expect(buildStage).toMatch(/^RUN npm run build && npm pack .*\/tmp\/gantry\.tgz$/m);
+    expect(finalStage).toMatch(/^COPY --from=build \/tmp\/gantry\.tgz /m);
+    // Nothing of the repository but the package and the default configuration reaches the image.
+    expect(finalStage.match(/^COPY .*$/gm)).toEqual(['COPY --from=build /tmp/gantry.tgz /tmp/gantry.tgz', 'COPY deploy/gantry.yaml /etc/gantry/gantry.yaml']);
+    expect(finalStage).toMatch(/^CMD \["gantry"\]$/m);
+  });
+
+  it('Dockerfile: production dependencies only, and node-llama-cpp only with --build-arg LLAMA=true', () => {
+    expect(finalStage).toMatch(/^ARG LLAMA=false$/m);
+    expect(installArguments('false')).toEqual(['--global', '--omit=dev', '--omit=optional', '--no-audit', '--no-fund', '/tmp/gantry.tgz']);
+    expect(installArguments('true')).toEqual(['--global', '--omit=dev', '--no-audit', '--no-fund', '/tmp/gantry.tgz']);
+  });
+
+  it('Dockerfile: non-root, health check, SIGTERM', () => {
     expect(finalStage).toMatch(/^USER node$/m);
     expect(finalStage).toMatch(/^HEALTHCHECK .*\n?.*\/health/m);
     expect(finalStage).toMatch(/^STOPSIGNAL SIGTERM$/m);
-    expect(finalStage).toMatch(/^CMD \["node", "dist\/src\/main\.js"\]$/m);
   });
 
   it("the image's default configuration and the compose stack's are valid Gantry configurations", () => {
@@ -100,5 +120,8 @@ describe('the container image and the local stack', () => {
     expect(config).toContain('redis://redis:6379');
     expect(config).toContain(`http://mock-upstream:${compose.services['mock-upstream'].command.at(-5)}/v1`);
     expect(compose.services.gantry.stop_signal).toBe('SIGTERM');
+    // The mock upstream is a companion program: it runs from the build stage, not the gateway's image.
+    expect(compose.services['mock-upstream'].build).toEqual({ context: '.', target: 'build' });
+    expect(compose.services['mock-upstream'].command.slice(0, 2)).toEqual(['node', 'dist/apps/mock-upstream/main.js']);
   });
 });

@@ -11,7 +11,7 @@ import { RequestValidationPipe } from './http/validation/request-validation.pipe
 import { GantryLogger } from './observability/logging/gantry-logger.js';
 import { requestIdOf } from './observability/logging/request-id.js';
 import type { ObservabilityOptions } from './observability/observability.module.js';
-import { loadPlugins } from './observability/plugins.js';
+import { loadPlugins } from './plugins.js';
 import { strictJsonBodyParser } from './http/validation/strict-json-body-parser.js';
 import { bodyTimeout } from './http/transport/body-timeout.js';
 import { answerClientError } from './http/transport/client-error-handler.js';
@@ -24,6 +24,8 @@ import { answerUnservedRequests } from './http/transport/server-answers.js';
 const JSON_SUFFIX_MEDIA_TYPE = /^application\/[a-z0-9!#$&^_.-]+\+json(;|$)/i;
 
 export interface GatewayOptions {
+  /** Names the configuration in refusals (its file; `defaults`); `config` when absent. */
+  origin?: string;
   observability?: ObservabilityOptions;
   /** Plugin modules given in code, in addition to the configured `plugins` paths. */
   plugins?: Array<Type<unknown> | DynamicModule>;
@@ -33,7 +35,9 @@ export interface GatewayOptions {
 
 /**
  * Builds the gateway application (not yet listening) from a validated configuration; used by
- * the CLI and by the end-to-end tests alike.
+ * the CLI and by the end-to-end tests alike. The models start when it does (`listen`, `init`):
+ * their entries are validated by their engine kinds then, plugins' included, and a refusal
+ * rejects with a ConfigError.
  */
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<NestFastifyApplication> {
   const { server } = config;
@@ -53,7 +57,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   });
   const plugins = [...(await loadPlugins(config.plugins)), ...(options.plugins ?? [])];
   const app = await NestFactory.create<NestFastifyApplication>(
-    GatewayModule.forRoot(config, { observability: options.observability, plugins, providers: options.providers }),
+    GatewayModule.forRoot(config, { origin: options.origin, observability: options.observability, plugins, providers: options.providers }),
     adapter,
     // A failing provider rejects here (the CLI reports it) instead of aborting the process.
     // Nest's default parsers would add form bodies, which a browser can send cross-site.

@@ -6,8 +6,10 @@ import { ClusterAdmission } from './cluster/cluster-admission.js';
 import { ClusterMetricsExposition } from './cluster/cluster-metrics.js';
 import { connectToPrimary } from './cluster/primary-link.js';
 import { PrimaryLimitStore } from './cluster/primary-limit-store.js';
-import type { WorkerHello, WorkerReady } from './cluster/worker-protocol.js';
+import type { WorkerHello, WorkerReady, WorkerRefusal, WorkerReload } from './cluster/worker-protocol.js';
+import { ConfigError } from './config/config-error.js';
 import { parseConfig } from './config/config-loader.js';
+import { EngineKinds } from './engines/engine-kinds.js';
 import { endStreamsNow, shutdownGracefully } from './lifecycle/graceful-shutdown.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { flushLogs } from './observability/logging/logging.module.js';
@@ -58,6 +60,7 @@ export async function serveAsWorker(): Promise<void> {
   const config = parseConfig(hello.config, hello.origin);
   admission = new ClusterAdmission(channel);
   app = await createGateway(config, {
+    origin: hello.origin,
     providers: [
       { provide: AdmissionCoordinator, useValue: admission },
       { provide: InstanceLimitStore, useValue: new PrimaryLimitStore(channel) },
@@ -69,12 +72,27 @@ export async function serveAsWorker(): Promise<void> {
     void reply.header(WORKER_HEADER, pid);
     done();
   });
-  await app.listen(config.server.port, config.server.host);
+  try {
+    await app.listen(config.server.port, config.server.host);
+  } catch (error) {
+    // The primary knows no engine kind (it loads no plugin): the workers validate the models, and
+    // the primary says why the instance does not start, once.
+    if (!(error instanceof ConfigError)) throw error;
+    await channel.call('refused', { message: error.message } satisfies WorkerRefusal);
+    process.exit(1);
+  }
 
-  const reloader = new ConfigReloader(config, app.get(ModelRegistry));
+  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds));
   const metrics = app.get(GantryMetrics);
   channel.handle('collect', () => metrics.registry.getMetricsAsJSON());
-  channel.handle<{ config: unknown }>('reload', async ({ config: next }) => (await reloader.apply(parseConfig(next, hello.origin))).changes);
+  channel.handle<{ config: unknown }>('reload', async ({ config: next }): Promise<WorkerReload> => {
+    try {
+      return { changes: (await reloader.apply(parseConfig(next, hello.origin), hello.origin)).changes };
+    } catch (error) {
+      if (error instanceof ConfigError) return { refused: error.message };
+      throw error;
+    }
+  });
   if (draining) return;
   const address = app.getHttpServer().address();
   const ready: WorkerReady = { port: typeof address === 'object' && address ? address.port : config.server.port, version: hello.version };

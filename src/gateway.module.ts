@@ -17,7 +17,13 @@ import { StoredResponsesModule } from './stored-responses/stored-responses.modul
 export class GatewayModule {
   static forRoot(
     config: GatewayConfig,
-    options: { observability?: ObservabilityOptions; plugins?: Array<Type<unknown> | DynamicModule>; providers?: Provider[] } = {},
+    options: {
+      /** Names the configuration in refusals: its file, `defaults`. */
+      origin?: string;
+      observability?: ObservabilityOptions;
+      plugins?: Array<Type<unknown> | DynamicModule>;
+      providers?: Provider[];
+    } = {},
   ): DynamicModule {
     const shared = options.providers ?? [];
     return {
@@ -26,7 +32,7 @@ export class GatewayModule {
       imports: [
         LifecycleModule,
         AuthModule,
-        ModelsModule,
+        ModelsModule.forRoot(options.origin ?? 'config'),
         ObservabilityModule.forRoot(config, options.observability),
         StoredResponsesModule,
         HttpModule,

@@ -1,10 +1,13 @@
+#!/usr/bin/env node
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type ConfigSources } from './config/config-loader.js';
+import { ConfigError } from './config/config-error.js';
+import { loadConfig, type ConfigSources } from './config/config-loader.js';
 import { workerCount } from './config/server-config.js';
 import { fileStatus } from './reload/config-file-watcher.js';
 
-const USAGE = `Usage: npm start -- [--config FILE] [--port N] [--host H] [--watch-config]
+const USAGE = `Usage: gantry [--config FILE] [--port N] [--host H] [--watch-config]
+       (from a clone of the repository: npm start -- [options])
 
   --config FILE     YAML configuration (or GANTRY_CONFIG); without one, the stub model is served
   --port N          listening port (or GANTRY_PORT; default 8000)

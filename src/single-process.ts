@@ -2,6 +2,7 @@ import type { Stats } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { createGateway } from './bootstrap.js';
 import type { ConfigSources } from './config/config-loader.js';
+import { EngineKinds } from './engines/engine-kinds.js';
 import type { GatewayConfig } from './config/gateway-config.js';
 import { endStreamsNow, shutdownGracefully } from './lifecycle/graceful-shutdown.js';
 import { ModelRegistry } from './models/model-registry.js';
@@ -21,7 +22,7 @@ export interface SingleProcessOptions {
 
 /** The gateway as one process (`server.workers: 1`): serve, reload on SIGHUP, drain on SIGTERM/SIGINT. */
 export async function serveSingleProcess(config: GatewayConfig, { sources, watch, since }: SingleProcessOptions): Promise<void> {
-  const app = await createGateway(config);
+  const app = await createGateway(config, { origin: sources.file ?? 'defaults' });
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address();
   const where = typeof address === 'object' && address ? `http://${config.server.host}:${address.port}` : String(address);
@@ -30,7 +31,7 @@ export async function serveSingleProcess(config: GatewayConfig, { sources, watch
   let stopping = false;
   // SIGHUP (and --watch-config) re-read the file: models apply to new requests at once; a file
   // refused at start is refused here with the same messages, and the running configuration stays.
-  const reloader = new ConfigReloader(config, app.get(ModelRegistry));
+  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds));
   let reloads: Promise<unknown> = Promise.resolve();
   const reload = () => {
     if (stopping) return;

@@ -16,7 +16,7 @@ afterEach(() => {
   for (const child of running.splice(0)) child.kill('SIGKILL');
 });
 
-describe('npm start -- --config FILE --port N --host H', () => {
+describe('gantry --config FILE --port N --host H (npm start -- …)', () => {
   it('serves the models of a YAML file on the given host and port, logging one line with the address', async () => {
     const file = writeConfig('models:\n  - { name: echo, engine: stub }\n  - { name: slow, engine: stub, prefillMs: 1000, tokenIntervalMs: 30 }\n');
     const cli = startCli(['--config', file, '--port', '0', '--host', '127.0.0.1']);
@@ -54,10 +54,17 @@ describe('npm start -- --config FILE --port N --host H', () => {
     expect(cli.output().stderr).toContain('models[0].prefillMs must not be less than 0');
   });
 
+  it('refuses an unknown engine kind, naming the kinds there are', async () => {
+    const file = writeConfig('models:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
+    const cli = startCli(['--config', file, '--port', '0']);
+    expect(await cli.exited).toBe(1);
+    expect(cli.output().stderr.trim()).toBe(`Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`);
+  });
+
   it('refuses an unknown flag or a bad port with usage', async () => {
     const unknownFlag = startCli(['--prot', '80']);
     expect(await unknownFlag.exited).toBe(1);
-    expect(unknownFlag.output().stderr).toMatch(/Usage: npm start/);
+    expect(unknownFlag.output().stderr).toMatch(/Usage: gantry \[--config FILE\]/);
     const badPort = startCli(['--port', 'http']);
     expect(await badPort.exited).toBe(1);
     expect(badPort.output().stderr).toMatch(/--port must be an integer/);

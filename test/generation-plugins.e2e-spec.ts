@@ -1,11 +1,26 @@
-import { Injectable, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
+import {
+  type ArgumentsHost,
+  type CallHandler,
+  type CanActivate,
+  Catch,
+  type ExceptionFilter,
+  type ExecutionContext,
+  HttpException,
+  Injectable,
+  Module,
+  type NestInterceptor,
+  type PipeTransform,
+} from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import type { FastifyRequest } from 'fastify';
+import { of, type Observable } from 'rxjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EngineEvent } from '../src/engine/engine-event.js';
 import { LifecycleService } from '../src/lifecycle/lifecycle.service.js';
-import { GenerationInterceptor, type GenerationOutcome, type ObservedRequest } from '../src/observability/generation-interceptor.js';
+import { GenerationHook, type GenerationOutcome, type ObservedRequest } from '../src/observability/generation-hook.js';
 import type { GenerationTelemetry } from '../src/observability/generation-telemetry.js';
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
+import { captureLogs } from './support/log-capture.js';
 import { hasProtocolErrorShape } from './support/protocol-errors.js';
 import { postSse } from './support/sse-client.js';
 
@@ -14,7 +29,7 @@ let log: string[] = [];
 /** The text deltas each plugin saw, by plugin. */
 const texts = new Map<string, string>();
 
-abstract class RecordingPlugin extends GenerationInterceptor {
+abstract class RecordingPlugin extends GenerationHook {
   private readonly watched = new WeakSet<GenerationTelemetry>();
   protected abstract readonly name: string;
 
@@ -57,6 +72,68 @@ class AppInterceptorPlugin extends RecordingPlugin {
 @Module({ providers: [ProvidedPlugin, { provide: APP_INTERCEPTOR, useClass: AppInterceptorPlugin }] })
 class RecordingPluginsModule {}
 
+/** What the policy guard saw: each request's path and body model, in order. */
+let policed: string[] = [];
+
+/**
+ * A plugin's policy, registered the usual Nest way (an APP_GUARD): `x-policy` says what it answers.
+ * It reads the request as any Nest guard does, through `switchToHttp()`.
+ */
+@Injectable()
+class PolicyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> | Observable<boolean> {
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    policed.push(`${request.url} ${(request.body as { model?: string } | undefined)?.model}`);
+    switch (request.headers['x-policy']) {
+      case 'refuse':
+        return false;
+      case 'refuse-later':
+        return of(false);
+      case 'legal':
+        throw new HttpException('Not in this jurisdiction.', 451);
+      default:
+        return Promise.resolve(true);
+    }
+  }
+}
+
+@Module({ providers: [{ provide: APP_GUARD, useClass: PolicyGuard }] })
+class PolicyPluginModule {}
+
+@Injectable()
+class UppercasePipe implements PipeTransform {
+  transform(value: unknown): unknown {
+    return value;
+  }
+}
+
+/** Thrown by nothing: the filter is there to be named, and changes no answer of Nest's routes. */
+class PluginOnlyError extends Error {}
+
+@Catch(PluginOnlyError)
+class PluginErrorFilter implements ExceptionFilter {
+  catch(_exception: PluginOnlyError, _host: ArgumentsHost): void {}
+}
+
+@Injectable()
+class TimingInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle();
+  }
+}
+
+@Module({
+  providers: [
+    { provide: APP_PIPE, useClass: UppercasePipe },
+    { provide: APP_FILTER, useClass: PluginErrorFilter },
+    { provide: APP_INTERCEPTOR, useClass: TimingInterceptor },
+  ],
+})
+class EnhancersPluginModule {}
+
+/** The gateway's log lines (warnings and worse). */
+const logs = captureLogs();
+
 const KEY = 'plugin-test-key';
 const WITH_KEY = { authorization: `Bearer ${KEY}`, 'x-test-run': '1' };
 
@@ -73,18 +150,23 @@ function servedRun(events: string[]): string[] {
   return ['provided:start', 'app:start', 'provided:accepted', 'app:accepted', 'provided:admitted', 'app:admitted', ...eventLines, 'app:end completed', 'provided:end completed'];
 }
 
-describe('generation routes: guards, validation and plugins’ GenerationInterceptors, through a real gateway', () => {
+describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), validation and plugins’ GenerationHooks, through a real gateway', () => {
   let gateway: RunningGateway;
 
   beforeAll(async () => {
     gateway = await startGateway(
-      { auth: { apiKeys: [KEY], limits: { concurrentStreams: 1 } }, models: [{ name: 'stub', engine: 'stub' }, { name: 'slow', engine: 'stub', prefillMs: 60_000 }] },
-      { plugins: [RecordingPluginsModule] },
+      {
+        auth: { apiKeys: [KEY], limits: { concurrentStreams: 1 } },
+        models: [{ name: 'stub', engine: 'stub' }, { name: 'slow', engine: 'stub', prefillMs: 60_000 }],
+        observability: { logging: { level: 'warn' } },
+      },
+      { plugins: [RecordingPluginsModule, PolicyPluginModule, EnhancersPluginModule], observability: { logDestination: logs.destination } },
     );
   });
   afterAll(() => gateway?.close());
   beforeEach(() => {
     log = [];
+    policed = [];
     texts.clear();
   });
 
@@ -162,6 +244,48 @@ describe('generation routes: guards, validation and plugins’ GenerationInterce
     expect(log).toEqual(['app:end client_closed', 'provided:end client_closed']);
   });
 
+  it('runs a plugin’s APP_GUARD after the API-key check, reading the parsed request, and lets the request through when it says so', async () => {
+    for (const { path, valid } of APIS) {
+      expect((await post(path, valid, { 'x-policy': 'refuse' })).status).toBe(401);
+      const served = await post(path, valid, WITH_KEY);
+      expect(served.status).toBe(200);
+    }
+    expect(policed).toEqual(APIS.map(({ path }) => `${path} stub`));
+    expect(log.filter((entry) => entry.endsWith('end completed'))).toHaveLength(APIS.length * 2);
+  });
+
+  it('answers a plugin guard’s refusal in each protocol’s shape: false (or an observable of false) is a 403, a thrown HttpException its own status; no hook sees it', async () => {
+    for (const { path, valid } of APIS) {
+      for (const [policy, status, message] of [
+        ['refuse', 403, 'Forbidden resource'],
+        ['refuse-later', 403, 'Forbidden resource'],
+        ['legal', 451, 'Not in this jurisdiction.'],
+      ] as const) {
+        const response = await post(path, { ...valid, stream: true }, { ...WITH_KEY, 'x-policy': policy });
+        const body = (await response.json()) as { error: { message: string; type: string } };
+        expect(response.status).toBe(status);
+        expect(hasProtocolErrorShape(path, body)).toBe(true);
+        expect(body.error.message).toBe(message);
+        if (status === 403) expect(body.error.type).toBe('permission_error');
+      }
+    }
+    expect(policed).toHaveLength(APIS.length * 3);
+    expect(log).toEqual([]);
+  });
+
+  it('runs the plugin’s guard on Nest’s own routes too, as any APP_GUARD', async () => {
+    const refused = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}`, 'x-policy': 'refuse' } });
+    expect(refused.status).toBe(403);
+    expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).status).toBe(200);
+  });
+
+  it('names, in one warning at start, each Nest enhancer that cannot reach the generation routes (not a guard, nor a GenerationHook registered as APP_INTERCEPTOR)', () => {
+    expect(logs.lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
+      "These Nest enhancers reach Nest's own routes only, not the generation routes (/v1/chat/completions, /v1/responses, /v1/messages): " +
+        'APP_PIPE UppercasePipe, APP_FILTER PluginErrorFilter, APP_INTERCEPTOR TimingInterceptor. ' +
+        'Generation requests run APP_GUARD guards and GenerationHook providers (README, Extend Gantry).',
+    ]);
+  });
   it('refuses every request with a 503 and `Connection: close` in the protocol’s shape while draining, before the key is checked, and no plugin sees it', async () => {
     gateway.app.get(LifecycleService).beginDrain();
     for (const { path, valid } of APIS) {

@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import type { MockBehaviour } from '../apps/mock-upstream/mock-behaviour.js';
-import { HttpModelConfig } from '../src/config/model-config.js';
+import { HttpModelConfig } from '../src/engines/http/http-model-config.js';
 import { HttpEngine } from '../src/engines/http/http-engine.js';
 import { StoredResponses } from '../src/stored-responses/stored-responses.js';
 import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';

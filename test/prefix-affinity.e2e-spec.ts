@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
-import { parseConfig } from '../src/config/config-loader.js';
+import { parseWithBuiltInKinds as parseConfig } from './support/config-problems.js';
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
 import { scrape, valueOf, type Sample } from './support/prometheus.js';
 import { postSse, type SseExchange } from './support/sse-client.js';

@@ -313,13 +313,22 @@ describe('per-key limits with store: memory and two workers', () => {
   });
 });
 
-describe('server.workers with a llama model', () => {
-  it('is refused at start, saying why', async () => {
+describe('server.workers with models the workers refuse (the primary knows no engine kind)', () => {
+  it('a llama model is refused at start, saying why, once', async () => {
     const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
-    expect(cli.output().stderr).toContain("models: 'local' runs on the llama engine, which loads the model into each worker process");
-  });
+    const { stderr } = cli.output();
+    expect(stderr).toContain("models: 'local' runs on the llama engine, which loads the model into each worker process");
+    expect(stderr.match(/Invalid configuration/g)).toHaveLength(1);
+  }, 60_000);
+
+  it('an unknown engine kind is refused at start, naming the kinds there are', async () => {
+    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
+    const cli = startCli(['--config', file, '--port', '0']);
+    expect(await cli.exited).toBe(1);
+    expect(cli.output().stderr.trim()).toBe(`Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`);
+  }, 60_000);
 });
 
 describe('a SIGTERM while the workers start', () => {

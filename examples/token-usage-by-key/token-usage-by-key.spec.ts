@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../test/support/gateway.js';
 import { scrape, valueOf } from '../../test/support/prometheus.js';
-import { keyIdOf } from './token-usage-by-key.interceptor.js';
+import { keyIdOf } from './token-usage-by-key.hook.js';
 
 let gateway: RunningGateway;
 

@@ -3,10 +3,11 @@ import type { Stats } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { AdmissionLimits } from '../admission/admission-queue.js';
-import { ConfigError, type ConfigSources } from '../config/config-loader.js';
+import { ConfigError } from '../config/config-error.js';
+import type { ConfigSources } from '../config/config-loader.js';
 import { keysNeedingRestart } from '../config/config-changes.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
-import { admissionLimitsOf, type ModelChanges } from '../models/model-registry.js';
+import { admissionLimitsOf } from '../models/model-registry.js';
 import { watchConfigFile } from '../reload/config-file-watcher.js';
 import { refusedMessage, reloadedMessage, restartWarning, unfinishedMessage } from '../reload/reload-messages.js';
 import { readReloadedConfig } from '../reload/reloaded-config.js';
@@ -14,7 +15,7 @@ import { InstanceAdmission } from './instance-admission.js';
 import { InstanceLimits } from './instance-limits.js';
 import { IpcChannel } from './ipc-channel.js';
 import { serveAdmission, serveLimits } from './primary-handlers.js';
-import type { WorkerHello, WorkerReady } from './worker-protocol.js';
+import type { WorkerHello, WorkerReady, WorkerRefusal, WorkerReload } from './worker-protocol.js';
 
 export interface PrimaryOptions {
   workers: number;
@@ -67,6 +68,8 @@ class Primary {
   private readonly registry = new Registry();
   private readonly restarts: Counter;
   private announced = false;
+  /** Why a worker refused the configuration at start (the first to say): the instance stops. */
+  private refusal?: string;
   private stopping = false;
   private exitCode = 0;
   private earlyDeaths = 0;
@@ -125,6 +128,7 @@ class Primary {
       return { config: plain(this.running), origin: this.origin, version: this.version };
     });
     channel.on<WorkerReady>('ready', (ready) => this.ready(link, ready));
+    channel.handle<WorkerRefusal>('refused', ({ message }) => this.refused(message));
     serveAdmission(channel, worker.id, this.admission);
     serveLimits(channel, worker.id, this.limits);
     channel.handle('metrics', () => this.metricsText());
@@ -154,6 +158,21 @@ class Primary {
     process.stdout.write(`Gantry listening on http://${host}:${port} — models: ${models} — workers: ${this.options.workers}\n`);
   }
 
+  /**
+   * A worker refused the configuration at its start (its models, checked by their engine kinds):
+   * before the instance is up, said once and the start fails; after, logged (it is started again).
+   */
+  private refused(message: string): null {
+    if (this.announced) {
+      this.logger.error(message);
+      return null;
+    }
+    if (this.refusal === undefined) process.stderr.write(`${message}\n`);
+    this.refusal ??= message;
+    this.exitCode = 1;
+    return null;
+  }
+
   private async exited(link: WorkerLink, code: number | null, signal: string | null): Promise<void> {
     this.links.delete(link.worker.id);
     link.channel.close();
@@ -166,7 +185,7 @@ class Primary {
       return;
     }
     if (!this.announced) {
-      this.logger.error(`Worker ${link.pid} exited (${how}) before the instance was up; stopping.`);
+      if (this.refusal === undefined) this.logger.error(`Worker ${link.pid} exited (${how}) before the instance was up; stopping.`);
       this.exitCode = 1;
       this.stopAll('SIGKILL');
       return;
@@ -243,8 +262,13 @@ class Primary {
     const serving = [...this.links.values()].filter((link) => link.ready);
     const version = this.version + 1;
     const outcomes = await Promise.all(serving.map((link) => this.reloadWorker(link, plain(next), version)));
-    const applied = outcomes.filter((outcome) => outcome !== undefined);
-    if (serving.length > 0 && applied.length === 0) return;
+    const applied = outcomes.flatMap((outcome) => (outcome !== undefined && 'changes' in outcome ? [outcome.changes] : []));
+    if (serving.length > 0 && applied.length === 0) {
+      // The workers validate the models by their kinds, and run the same code: they refuse alike.
+      const refusal = outcomes.find((outcome): outcome is { refused: string } => outcome !== undefined && 'refused' in outcome);
+      if (refusal) this.logger.error(refusedMessage(refusal.refused));
+      return;
+    }
     const restartKeys = keysNeedingRestart(this.running, next);
     this.running.models = next.models;
     this.version = version;
@@ -258,12 +282,15 @@ class Primary {
     if (restartKeys.length > 0) this.logger.warn(restartWarning(restartKeys));
   }
 
-  /** Has one worker apply a configuration; resolves its changes, or undefined (logged) if it could not. */
-  private async reloadWorker(link: WorkerLink, config: unknown, version: number): Promise<ModelChanges | undefined> {
+  /**
+   * Has one worker apply a configuration; resolves its changes, its refusal of the configuration,
+   * or undefined (logged) if it failed otherwise.
+   */
+  private async reloadWorker(link: WorkerLink, config: unknown, version: number): Promise<WorkerReload | undefined> {
     try {
-      const changes = await link.channel.call<ModelChanges>('reload', { config });
-      link.version = version;
-      return changes;
+      const outcome = await link.channel.call<WorkerReload>('reload', { config });
+      if ('changes' in outcome) link.version = version;
+      return outcome;
     } catch (error) {
       this.logger.error(`Worker ${link.pid} could not apply the configuration: ${(error as Error).message}`);
       return undefined;

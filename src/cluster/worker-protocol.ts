@@ -1,3 +1,5 @@
+import type { ModelChanges } from '../models/model-registry.js';
+
 /** The primary's answer to a worker's `hello`: what to serve. */
 export interface WorkerHello {
   /** The configuration the other workers run, as plain JSON (the worker validates it again). */
@@ -13,6 +15,14 @@ export interface WorkerReady {
   port: number;
   version: number;
 }
+
+/** A worker's word that its configuration was refused (a ConfigError's message): the primary knows no engine kind. */
+export interface WorkerRefusal {
+  message: string;
+}
+
+/** A worker's answer to a `reload`: the models it changed, or why it refused the configuration. */
+export type WorkerReload = { changes: ModelChanges } | { refused: string };
 
 /** The primary's answer to a `reserve`: whether the ticket holds a slot already (else it is queued). */
 export interface ReserveAnswer {

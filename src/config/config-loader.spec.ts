@@ -2,9 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configProblemsOf } from '../../test/support/config-problems.js';
-import { loadConfig, parseConfig } from './config-loader.js';
-import { HttpModelConfig, LlamaModelConfig, StubModelConfig } from './model-config.js';
+import { configProblemsOf, parseWithBuiltInKinds as parseConfig } from '../../test/support/config-problems.js';
+import { HttpModelConfig } from '../engines/http/http-model-config.js';
+import { LlamaModelConfig } from '../engines/llama/llama-model-config.js';
+import { StubModelConfig } from '../engines/stub/stub-model-config.js';
+import { loadConfig } from './config-loader.js';
 
 
 describe('configuration', () => {

@@ -4,23 +4,10 @@ import { validateSync } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
 import { resolveApiKeys } from './api-key-sources.js';
+import { ConfigError } from './config-error.js';
 import { GatewayConfig } from './gateway-config.js';
+import { modelEntriesOf, modelsByKind, type ModelKind } from './model-entries.js';
 import { workerCount } from './server-config.js';
-
-const ENGINE_KINDS = ['stub', 'http', 'llama'];
-
-/** A configuration that must not start: the message names each field at fault. */
-export class ConfigError extends Error {
-  constructor(
-    readonly origin: string,
-    readonly problems: string[],
-    /** What a file caught while it is being written looks like (empty, not YAML yet, no models yet): worth reading again. */
-    readonly unfinished = false,
-  ) {
-    super(`Invalid configuration (${origin}):\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
 
 /** How a configuration is read: at start, or again by a reload. */
 export interface LoadOptions {
@@ -40,7 +27,10 @@ export interface ConfigSources {
   responsesEncryptionKey?: string;
 }
 
-/** Reads, merges (file < flags) and validates the configuration. Throws ConfigError. */
+/**
+ * Reads, merges (file < flags) and validates the configuration. Throws ConfigError. Each model
+ * entry's own keys wait for its engine kind (`modelsByKind`), known once the plugins have loaded.
+ */
 export function loadConfig(sources: ConfigSources, options: LoadOptions = {}): GatewayConfig {
   return configFromText(sources.file === undefined ? undefined : readConfigText(sources.file), sources, options);
 }
@@ -85,39 +75,31 @@ export function configFromText(text: string | undefined, sources: ConfigSources,
   return config;
 }
 
-/** Validates a plain object (a parsed YAML document) into a GatewayConfig; API key references must resolve. */
-export function parseConfig(raw: unknown, origin = 'config'): GatewayConfig {
+/**
+ * Validates a plain object (a parsed YAML document) into a GatewayConfig; API key references must
+ * resolve. With `kinds`, each model entry is validated by its kind too (see `modelsByKind`);
+ * without, only the keys every entry has.
+ */
+export function parseConfig(raw: unknown, origin = 'config', kinds?: readonly ModelKind[]): GatewayConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ConfigError(origin, ['the top level must be a mapping (server, keepalive, auth, models)']);
   }
-  const models = (raw as { models?: unknown }).models;
+  const { models, ...rest } = raw as { models?: unknown };
+  const config = plainToInstance(GatewayConfig, rest, { exposeDefaultValues: true });
+  const problems = flattenValidationErrors(validateSync(config, { whitelist: true, forbidNonWhitelisted: true })).map((problem) => problem.message);
   if (models !== undefined) {
-    if (!Array.isArray(models) || models.length === 0) {
-      throw new ConfigError(origin, ['models must be a non-empty list of model entries']);
-    }
-    const problems = models.flatMap((model: unknown, index) => {
-      const engine = (model as { engine?: unknown } | null)?.engine;
-      return ENGINE_KINDS.includes(engine as string)
-        ? []
-        : [`models[${index}].engine must be one of: ${ENGINE_KINDS.join(', ')} (got ${JSON.stringify(engine)})`];
-    });
-    if (problems.length > 0) throw new ConfigError(origin, problems);
+    const { entries, problems: entryProblems } = modelEntriesOf(models);
+    config.models = entries;
+    problems.push(...entryProblems);
   }
-
-  const config = plainToInstance(GatewayConfig, raw, { exposeDefaultValues: true });
-  const errors = validateSync(config, { whitelist: true, forbidNonWhitelisted: true });
-  if (errors.length > 0) {
-    throw new ConfigError(
-      origin,
-      flattenValidationErrors(errors).map((problem) => problem.message),
-    );
-  }
-  const problems = resolveApiKeys(config.auth.apiKeys).problems;
+  if (problems.length > 0) throw new ConfigError(origin, problems);
+  problems.push(...resolveApiKeys(config.auth.apiKeys).problems);
   if (config.auth.limits !== undefined && config.auth.apiKeys.length === 0) {
     problems.push('auth.limits applies per API key: set auth.apiKeys too');
   }
-  problems.push(...llamaWorkerProblems(config), ...responseStoreWorkerProblems(config));
+  problems.push(...responseStoreWorkerProblems(config));
   if (problems.length > 0) throw new ConfigError(origin, problems);
+  if (kinds !== undefined) config.models = modelsByKind(config.models, kinds, { origin, server: config.server });
   return config;
 }
 
@@ -135,22 +117,4 @@ function responseStoreWorkerProblems(config: GatewayConfig): string[] {
       'keep its own, and a response kept by one would not be found by another. Set responses.store: redis (shared by every worker and ' +
       'replica), or off.',
   ];
-}
-
-/**
- * A llama model loads its weights into the process that runs it: with several workers each would
- * hold its own copy (memory times the workers) and their decoders would contend for the same
- * cores. Refused, so that an instance never multiplies a model by surprise.
- */
-function llamaWorkerProblems(config: GatewayConfig): string[] {
-  const workers = workerCount(config.server);
-  if (workers <= 1) return [];
-  const counted = config.server.workers === 'auto' ? `auto, ${workers} cores here` : String(workers);
-  return config.models
-    .filter((model) => model.engine === 'llama')
-    .map(
-      (model) =>
-        `models: '${model.name}' runs on the llama engine, which loads the model into each worker process: with server.workers ` +
-        `${counted} it would be loaded ${workers} times. Serve llama models with server.workers: 1, or from a llama.cpp server as an http model.`,
-    );
 }

@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { ArrayUnique, IsArray, IsIn, IsInt, IsString, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsString, Min, ValidateNested } from 'class-validator';
 import { AuthConfig } from './auth-config.js';
 import { ObservabilityConfig } from './observability-config.js';
 import { ResponsesConfig } from './responses-config.js';
 import { LimitsConfig, ServerConfig, ShutdownConfig } from './server-config.js';
-import { HttpModelConfig, LlamaModelConfig, ModelConfigBase, StubModelConfig, type ModelConfig } from './model-config.js';
+import type { ModelConfig } from './model-config.js';
+import { defaultModels } from './model-entries.js';
 
 export const KEEPALIVE_MODES = ['chunks', 'comments', 'off'] as const;
 export type KeepaliveMode = (typeof KEEPALIVE_MODES)[number];
@@ -55,23 +56,7 @@ export class GatewayConfig {
   @Type(() => ShutdownConfig)
   shutdown: ShutdownConfig = new ShutdownConfig();
 
+  /** Each entry's keys beyond those every model has are checked by its engine kind (model-entries.ts). */
   @IsArray()
-  @ArrayUnique((model: ModelConfig) => model.name, { message: 'models must have unique names' })
-  @ValidateNested({ each: true })
-  @Type(() => ModelConfigBase, {
-    keepDiscriminatorProperty: true,
-    discriminator: {
-      property: 'engine',
-      subTypes: [
-        { value: StubModelConfig, name: 'stub' },
-        { value: HttpModelConfig, name: 'http' },
-        { value: LlamaModelConfig, name: 'llama' },
-      ],
-    },
-  })
-  models: ModelConfig[] = [defaultStubModel()];
-}
-
-function defaultStubModel(): StubModelConfig {
-  return Object.assign(new StubModelConfig(), { name: 'stub', engine: 'stub' as const });
+  models: ModelConfig[] = defaultModels();
 }

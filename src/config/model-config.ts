@@ -1,11 +1,51 @@
-import type { HttpModelConfig } from './models/http-model-config.js';
-import type { LlamaModelConfig } from './models/llama-model-config.js';
-import type { StubModelConfig } from './models/stub-model-config.js';
+import { IsInt, IsNotEmpty, IsOptional, IsString, Matches, Min } from 'class-validator';
 
-export { ModelConfigBase } from './models/model-config-base.js';
-export { HttpModelConfig } from './models/http-model-config.js';
-export { LlamaModelConfig, LLAMA_GPU_KINDS } from './models/llama-model-config.js';
-export { StubModelConfig, STUB_FAILURE_KINDS } from './models/stub-model-config.js';
+/**
+ * Keys every model entry has, whatever its engine. An engine kind's config class extends it with
+ * the kind's own keys (validated with class-validator, defaults as property initializers); a kind
+ * without keys of its own validates its entries as this class.
+ */
+export class ModelConfigBase {
+  /** The name clients send as `model`. */
+  @IsString()
+  @Matches(/^[\w.:/@-]+$/, { message: 'name may hold only letters, digits and . : / @ _ -' })
+  name!: string;
 
-/** A model entry of the configuration: `name`, `engine` and that engine's own keys. */
-export type ModelConfig = StubModelConfig | HttpModelConfig | LlamaModelConfig;
+  /** The engine kind that serves the model (`@EngineKind('name')`). */
+  @IsString()
+  @IsNotEmpty()
+  engine!: string;
+
+  /** Requests running on the engine at once; more wait in the queue. Unlimited by default. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxConcurrency?: number;
+
+  /** Requests allowed to wait for a slot; past it, requests are refused before their stream opens. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  maxQueue?: number;
+
+  /** How long a request may wait in the queue before it fails in-band. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  queueTimeoutMs?: number;
+
+  /**
+   * The largest `max_tokens` (`max_completion_tokens`, `max_output_tokens`) a request may ask
+   * for; larger ones get 400, and requests that ask for none get this ceiling.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxTokensLimit?: number;
+}
+
+/**
+ * A model entry of the configuration: `name`, `engine`, the keys above, and its kind's own keys.
+ * Once its kind validated it (model-entries.ts), it is an instance of the kind's config class.
+ */
+export type ModelConfig = ModelConfigBase;

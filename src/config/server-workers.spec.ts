@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configProblemsOf } from '../../test/support/config-problems.js';
-import { parseConfig } from './config-loader.js';
+import { configProblemsOf, parseWithBuiltInKinds as parseConfig } from '../../test/support/config-problems.js';
 import { workerCount } from './server-config.js';
 
 describe('server.workers', () => {
@@ -24,7 +23,7 @@ describe('server.workers', () => {
     const problems = configProblemsOf({ server: { workers: 2 }, responses: { store: 'off' }, models: [{ name: 'stub', engine: 'stub' }, llama] });
     expect(problems).toEqual([
       "models: 'local' runs on the llama engine, which loads the model into each worker process: with server.workers 2 it would be " +
-        'loaded 2 times. Serve llama models with server.workers: 1, or from a llama.cpp server as an http model.',
+        'loaded 2 times. Serve llama models with server.workers: 1, or from a server of their own as an http model.',
     ]);
   });
 

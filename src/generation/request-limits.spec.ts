@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StubModelConfig } from '../config/model-config.js';
+import { StubModelConfig } from '../engines/stub/stub-model-config.js';
 import { generationRequest, userMessage } from '../../test/support/requests.js';
 import { applyRequestLimits } from './request-limits.js';
 

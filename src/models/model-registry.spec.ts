@@ -1,6 +1,6 @@
 import { NEVER, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../config/config-loader.js';
+import { parseWithBuiltInKinds } from '../../test/support/config-problems.js';
 import type { ModelConfig } from '../config/model-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
@@ -22,7 +22,7 @@ class TracedEngine extends InferenceEngine {
 
 /** Model entries as a configuration file would give them. */
 function models(...entries: Array<Record<string, unknown>>): ModelConfig[] {
-  return parseConfig({ models: entries.map((entry) => ({ engine: 'stub', ...entry })) }).models;
+  return parseWithBuiltInKinds({ models: entries.map((entry) => ({ engine: 'stub', ...entry })) }).models;
 }
 
 /** A registry whose engines are TracedEngines labelled `name#n` (n: how many the factory built). */

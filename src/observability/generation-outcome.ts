@@ -1,6 +1,6 @@
 import { errorStatus } from '../protocols/errors/render-error.js';
 import { dialectOfApi } from '../protocols/generation-protocols.js';
-import type { GenerationOutcome } from './generation-interceptor.js';
+import type { GenerationOutcome } from './generation-hook.js';
 import type { GenerationTelemetry } from './generation-telemetry.js';
 
 /** Where a request was when its client hung up. */

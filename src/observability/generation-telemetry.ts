@@ -12,7 +12,7 @@ export type LifecycleSignal = 'accepted' | 'admitted' | 'heartbeat' | 'resumed';
  * What is known about one generation request as it runs: identity (API, model, engine), the
  * moments that matter (arrival, admission, first and latest output) and the running counters.
  * One instance per HTTP request: the generation pipeline makes it on arrival, hands it to the
- * interceptors' hooks and to the route, which hands it to GenerationService.accept, which
+ * GenerationHooks and to the route, which hands it to GenerationService.accept, which
  * records acceptance, admission and every engine event. Metrics, traces and logs read the same one.
  * Times are `performance.now()` milliseconds.
  */

@@ -4,14 +4,14 @@ import type { DestinationStream } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { GantryLogger } from './logging/gantry-logger.js';
 import { gantryLoggerModule } from './logging/logging.module.js';
-import { RequestLogInterceptor } from './logging/request-log.interceptor.js';
-import type { GenerationInterceptor } from './generation-interceptor.js';
-import { GenerationInterceptors } from './generation-interceptors.js';
+import { RequestLogHook } from './logging/request-log.hook.js';
+import type { GenerationHook } from './generation-hook.js';
+import { GenerationHooks } from './generation-hooks.js';
 import { GantryMetrics } from './metrics/gantry-metrics.js';
 import { MetricsController } from './metrics/metrics.controller.js';
-import { MetricsInterceptor } from './metrics/metrics.interceptor.js';
+import { MetricsHook } from './metrics/metrics.hook.js';
 import { GantryTracer, SpanExporterOverride } from './tracing/gantry-tracer.js';
-import { TracingInterceptor } from './tracing/tracing.interceptor.js';
+import { TracingHook } from './tracing/tracing.hook.js';
 
 export interface ObservabilityOptions {
   /** Where log lines go (stdout by default); tests capture them here. */
@@ -21,8 +21,8 @@ export interface ObservabilityOptions {
 }
 
 /**
- * Request logs, metrics and tracing, each a GenerationInterceptor (the request log outermost),
- * and `GenerationInterceptors`, which lists them with those of plugins for the generation routes.
+ * Request logs, metrics and tracing, each a GenerationHook (the request log outermost),
+ * and `GenerationHooks`, which lists them with those of plugins for the generation routes.
  * What is switched off in the configuration is not registered at all, so it costs nothing.
  * GantryMetrics is exported for plugins that add metrics of their own.
  */
@@ -30,19 +30,19 @@ export interface ObservabilityOptions {
 export class ObservabilityModule {
   static forRoot(config: GatewayConfig, options: ObservabilityOptions = {}): DynamicModule {
     const { metrics, tracing } = config.observability;
-    const builtIn: Array<Type<GenerationInterceptor>> = [RequestLogInterceptor];
-    if (metrics.enabled) builtIn.push(MetricsInterceptor);
+    const builtIn: Array<Type<GenerationHook>> = [RequestLogHook];
+    if (metrics.enabled) builtIn.push(MetricsHook);
     const providers: Provider[] = [GantryMetrics, GantryLogger];
     if (tracing.exporter !== 'none' || options.spanExporter) {
-      builtIn.push(TracingInterceptor);
+      builtIn.push(TracingHook);
       providers.push(GantryTracer, {
         provide: SpanExporterOverride,
         useValue: options.spanExporter ? { exporter: options.spanExporter } : null,
       });
     }
     providers.push(...builtIn, {
-      provide: GenerationInterceptors,
-      useFactory: (discovery: DiscoveryService, ...builtIn: GenerationInterceptor[]) => new GenerationInterceptors(discovery, builtIn),
+      provide: GenerationHooks,
+      useFactory: (discovery: DiscoveryService, ...builtIn: GenerationHook[]) => new GenerationHooks(discovery, builtIn),
       inject: [DiscoveryService, ...builtIn],
     });
     return {
@@ -51,7 +51,7 @@ export class ObservabilityModule {
       imports: [DiscoveryModule, gantryLoggerModule(config.observability.logging, options.logDestination)],
       controllers: metrics.enabled ? [MetricsController] : [],
       providers,
-      exports: [GantryMetrics, GantryLogger, GenerationInterceptors],
+      exports: [GantryMetrics, GantryLogger, GenerationHooks],
     };
   }
 }

@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
-import { ConfigError } from '../config/config-loader.js';
+import { ConfigError } from '../config/config-error.js';
 import { keysNeedingRestart } from '../config/config-changes.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
-import { createEngine } from '../engines/create-engine.js';
-import type { EngineFactory, ModelChanges, ModelRegistry } from '../models/model-registry.js';
+import type { EngineKinds } from '../engines/engine-kinds.js';
+import type { ModelChanges, ModelRegistry } from '../models/model-registry.js';
 import { reloadedMessage, refusedMessage, restartWarning } from './reload-messages.js';
 
 /** What applying a reloaded configuration did. */
@@ -25,14 +25,19 @@ export class ConfigReloader {
   constructor(
     private readonly running: GatewayConfig,
     private readonly registry: ModelRegistry,
-    private readonly engines: EngineFactory = createEngine,
+    private readonly kinds: EngineKinds,
   ) {}
 
-  /** Applies a validated configuration; rejects, changing nothing, when an engine cannot start. */
-  async apply(next: GatewayConfig): Promise<ReloadOutcome> {
-    const changes = await this.registry.apply(next.models, this.engines);
+  /**
+   * Applies a validated configuration, its models validated by their kinds here (a ConfigError
+   * naming `origin`, as at start); rejects, changing nothing, when one is refused or an engine
+   * cannot start.
+   */
+  async apply(next: GatewayConfig, origin: string): Promise<ReloadOutcome> {
+    const models = this.kinds.parseModels(next, origin);
+    const changes = await this.registry.apply(models, (model) => this.kinds.create(model));
     const restartKeys = keysNeedingRestart(this.running, next);
-    this.running.models = next.models;
+    this.running.models = models;
     return { changes, restartKeys };
   }
 
@@ -44,7 +49,7 @@ export class ConfigReloader {
   async reload(load: () => GatewayConfig | Promise<GatewayConfig>, origin: string): Promise<boolean> {
     let outcome: ReloadOutcome;
     try {
-      outcome = await this.apply(await load());
+      outcome = await this.apply(await load(), origin);
     } catch (error) {
       this.logger.error(refusedMessage(error instanceof ConfigError ? error.message : (error as Error).message));
       return false;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, loadConfig, type ConfigSources } from '../config/config-loader.js';
+import { ConfigError } from '../config/config-error.js';
+import { loadConfig, type ConfigSources } from '../config/config-loader.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { fileStatus, sameFileStatus } from './config-file-watcher.js';
 

@@ -11,15 +11,20 @@ export interface RunningGateway {
 }
 
 /**
- * Starts a real gateway on a free loopback port from a plain configuration object. Logging is
- * silent unless the configuration sets `observability.logging`.
+ * Starts a real gateway on a free loopback port from a plain configuration object, its models
+ * validated by their engine kinds (plugins' included) as the CLI does. Logging is silent unless the
+ * configuration sets `observability.logging`.
  */
 export async function startGateway(raw: Record<string, unknown>, options: GatewayOptions = {}): Promise<RunningGateway> {
   const observability = (raw.observability ?? {}) as Record<string, unknown>;
   const config = parseConfig({ ...raw, observability: { logging: { level: 'silent' }, ...observability } }, 'test');
   config.server.host = '127.0.0.1';
-  const app = await createGateway(config, options);
-  await app.listen(0, '127.0.0.1');
+  const app = await createGateway(config, { origin: 'test', ...options });
+  // The models start with the application: a refused one rejects here, and leaves nothing open.
+  await app.listen(0, '127.0.0.1').catch(async (error: unknown) => {
+    await app.close().catch(() => undefined);
+    throw error;
+  });
   const address = app.getHttpServer().address();
   if (typeof address !== 'object' || address === null) throw new Error('gateway did not bind a TCP port');
   return {

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
-import type { HttpModelConfig } from '../../config/model-config.js';
-import { MidStreamFailoverConfig } from '../../config/models/mid-stream-failover-config.js';
+import type { HttpModelConfig } from './http-model-config.js';
+import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { ACCEPTED, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';

@@ -1,4 +1,4 @@
-import type { MidStreamFailoverConfig } from '../../config/models/mid-stream-failover-config.js';
+import type { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
 import type { EngineErrorKind } from '../../engine/engine-error.js';
 import { makeTimings, ZERO_USAGE, type DoneEvent, type EngineEvent, type Timings, type TokenUsage } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';

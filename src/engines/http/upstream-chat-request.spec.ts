@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { generationRequest, userMessage } from '../../../test/support/requests.js';
-import { GANTRY_UPSTREAM_FIELDS } from '../../config/models/http-model-config.js';
+import { GANTRY_UPSTREAM_FIELDS } from './http-model-config.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
 
 const options = { upstreamModel: 'meta-llama/Llama-3.1-8B-Instruct', continuousUsage: true, whole: false };

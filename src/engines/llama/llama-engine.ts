@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import type { LlamaContextSequence } from 'node-llama-cpp';
-import type { LlamaModelConfig } from '../../config/model-config.js';
+import type { LlamaModelConfig } from './llama-model-config.js';
 import { renderChatPrompt } from './chat-prompt.js';
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';

@@ -9,7 +9,7 @@ import {
   type LlamaContextSequence,
   type LlamaModel,
 } from 'node-llama-cpp';
-import type { LlamaModelConfig } from '../../config/model-config.js';
+import type { LlamaModelConfig } from './llama-model-config.js';
 
 /** What one configured llama model holds while it serves: its weights, one context, its sequences. */
 export interface LoadedLlamaModel {

@@ -5,7 +5,7 @@ import { generationRequest, userMessage } from '../../../test/support/requests.j
 import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
-import { StubModelConfig } from '../../config/model-config.js';
+import { StubModelConfig } from './stub-model-config.js';
 import { StubEngine } from './stub-engine.js';
 import { EMPTY_PROMPT_ANSWER } from './stub-script.js';
 

@@ -4,7 +4,7 @@ import type { EngineEvent, FinishReason, TokenUsage } from '../../engine/engine-
 import { makeTimings } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
-import type { StubModelConfig } from '../../config/model-config.js';
+import type { StubModelConfig } from './stub-model-config.js';
 import { StopStringMatcher } from '../text/stop-string-matcher.js';
 import { countPromptWords, planStubSteps, type StubStep } from './stub-script.js';
 

@@ -39,7 +39,14 @@ export class ProtocolExceptionFilter implements ExceptionFilter {
     if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
     const error = this.toGatewayError(exception, request, reply);
     const rendered = renderError(error, dialectOfPath(request.url));
-    void reply.status(rendered.status).headers(rendered.headers).send(rendered.body);
+    void reply.status(this.statusOf(exception) ?? rendered.status).headers(rendered.headers).send(rendered.body);
+  }
+
+  /** An HttpException's own status where no failure kind stands for it (a plugin guard's 451, say). */
+  private statusOf(exception: unknown): number | undefined {
+    if (!(exception instanceof HttpException)) return undefined;
+    const status = exception.getStatus();
+    return status >= 400 && status <= 599 && KIND_BY_STATUS[status] === undefined ? status : undefined;
   }
 
   private toGatewayError(exception: unknown, request: FastifyRequest, reply: FastifyReply): GatewayError {

@@ -6,7 +6,7 @@ import { Observable, throwError } from 'rxjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type EngineEvent, ZERO_USAGE } from '../../engine/engine-event.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { GenerationInterceptor, type GenerationOutcome, type ObservedRequest } from '../../observability/generation-interceptor.js';
+import { GenerationHook, type GenerationOutcome, type ObservedRequest } from '../../observability/generation-hook.js';
 import type { GenerationTelemetry } from '../../observability/generation-telemetry.js';
 import type { RequestGuard } from '../../routing/request-guard.js';
 import { ProtocolExceptionFilter } from '../errors/protocol-exception.filter.js';
@@ -47,7 +47,7 @@ function guard(name: string): RequestGuard {
   };
 }
 
-class RecordingInterceptor extends GenerationInterceptor {
+class RecordingHook extends GenerationHook {
   constructor(private readonly name: string) {
     super();
   }
@@ -112,7 +112,7 @@ const ROUTES: GenerationRoute[] = [
   { protocol: { api: 'messages', path: '/v1/messages' }, body: EchoDto, handle } as unknown as GenerationRoute,
 ];
 
-/** Hooks that ran for a valid `{ text: 'hi' }` once the guards let it in, outer interceptor first. */
+/** Hooks that ran for a valid `{ text: 'hi' }` once the guards let it in, outer hook first. */
 const SERVED_HI = ['outer:start', 'inner:start', 'handler:EchoDto:hi', 'outer:accepted', 'inner:accepted', 'inner:text:hi', 'outer:text:hi', 'inner:done', 'outer:done', 'inner:end:completed', 'outer:end:completed'];
 
 describe('the generation pipeline (generationHandler)', () => {
@@ -124,7 +124,7 @@ describe('the generation pipeline (generationHandler)', () => {
     fastify = Fastify();
     const plugins: GenerationPlugins = {
       guards: [guard('first'), guard('second')],
-      hooks: GenerationInterceptor.chain([new RecordingInterceptor('outer'), new RecordingInterceptor('inner')]),
+      hooks: GenerationHook.chain([new RecordingHook('outer'), new RecordingHook('inner')]),
       errors: new RecordingErrors(),
     };
     for (const route of ROUTES) fastify.post(route.protocol.path, generationHandler(route, plugins));

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Observable, Observer } from 'rxjs';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import type { GenerationHooks, GenerationOutcome } from '../../observability/generation-interceptor.js';
+import type { GenerationHookChain, GenerationOutcome } from '../../observability/generation-hook.js';
 import { GenerationTelemetry, type LifecycleSignal } from '../../observability/generation-telemetry.js';
 import { renderError } from '../../protocols/errors/render-error.js';
 import { dialectOfPath } from '../../protocols/generation-protocols.js';
@@ -40,7 +40,7 @@ export interface ErrorAnswer {
 export interface GenerationPlugins {
   /** In order; the first refusal ends the request. */
   guards: readonly RequestGuard[];
-  hooks: GenerationHooks;
+  hooks: GenerationHookChain;
   errors: ErrorAnswer;
 }
 

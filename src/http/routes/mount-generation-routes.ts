@@ -1,29 +1,47 @@
+import { Logger } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ApiKeyGuard } from '../../auth/api-key.guard.js';
 import { DrainingGuard } from '../../lifecycle/draining.guard.js';
-import { GenerationInterceptor } from '../../observability/generation-interceptor.js';
-import { GenerationInterceptors } from '../../observability/generation-interceptors.js';
+import { GenerationHook } from '../../observability/generation-hook.js';
+import { GenerationHooks } from '../../observability/generation-hooks.js';
 import { ProtocolExceptionFilter } from '../errors/protocol-exception.filter.js';
 import { generationHandler, type GenerationPlugins } from './generation-pipeline.js';
 import { GenerationRoutes } from './generation-routes.js';
+import { globalEnhancers } from './global-enhancers.js';
+import { NestGuardCheck } from './nest-guard-check.js';
 
-/** The guards of the generation routes, in the order they run: a draining gateway refuses before keys are checked. */
+/** Gantry's guards of the generation routes, in the order they run: a draining gateway refuses before keys are checked. */
 const GENERATION_GUARDS = [DrainingGuard, ApiKeyGuard] as const;
 
 /**
  * Registers the generation routes on Fastify as plain routes, each behind the generation
- * pipeline (generation-pipeline.ts): Gantry's guards, the hooks of every GenerationInterceptor
- * (Gantry's and plugins'), the body's validation, and ProtocolExceptionFilter for refusals,
- * each taken by its class and resolved once, here. Nest's enhancers are not applied to them:
- * `APP_GUARD`, `APP_PIPE`, `APP_FILTER` and `APP_INTERCEPTOR` providers, and `useGlobal*()`,
- * reach Nest's own routes only. Call it once the application is created, before it listens.
+ * pipeline (generation-pipeline.ts): Gantry's guards, then every other `APP_GUARD` (plugins'), the
+ * hooks of every GenerationHook (Gantry's and plugins'), the body's validation, and
+ * ProtocolExceptionFilter for refusals, each resolved once, here. Nest's other global enhancers
+ * (`APP_PIPE`, `APP_FILTER`, `APP_INTERCEPTOR`s that are not GenerationHooks) reach Nest's own
+ * routes only: each is named in a warning. Call it once the application is created, before it
+ * listens.
  */
 export function mountGenerationRoutes(app: NestFastifyApplication): void {
-  const plugins: GenerationPlugins = {
-    guards: GENERATION_GUARDS.map((guard) => app.get(guard)),
-    hooks: GenerationInterceptor.chain(app.get(GenerationInterceptors).list()),
-    errors: app.get(ProtocolExceptionFilter),
-  };
+  const gantryGuards = GENERATION_GUARDS.map((guard) => app.get(guard));
+  const errors = app.get(ProtocolExceptionFilter);
+  const enhancers = globalEnhancers(app.get(DiscoveryService), [...gantryGuards, errors]);
+  const hooks = GenerationHook.chain(app.get(GenerationHooks).list());
   const fastify = app.getHttpAdapter().getInstance();
-  for (const route of app.get(GenerationRoutes).routes) fastify.post(route.protocol.path, generationHandler(route, plugins));
+  const routes = app.get(GenerationRoutes).routes;
+  for (const route of routes) {
+    const plugins: GenerationPlugins = {
+      guards: [...gantryGuards, ...enhancers.guards.map((guard) => new NestGuardCheck(guard, GenerationRoutes, route.handle))],
+      hooks,
+      errors,
+    };
+    fastify.post(route.protocol.path, generationHandler(route, plugins));
+  }
+  if (enhancers.unreachable.length > 0) {
+    new Logger('Gantry').warn(
+      `These Nest enhancers reach Nest's own routes only, not the generation routes (${routes.map((route) => route.protocol.path).join(', ')}): ` +
+        `${enhancers.unreachable.join(', ')}. Generation requests run APP_GUARD guards and GenerationHook providers (README, Extend Gantry).`,
+    );
+  }
 }

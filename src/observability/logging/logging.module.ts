@@ -6,7 +6,7 @@ import { requestIdOf } from './request-id.js';
 /**
  * pino through nestjs-pino: JSON lines, the request id bound to every line logged while serving
  * a request, credentials redacted. pino-http's automatic per-response line is off: the
- * RequestLogInterceptor writes one richer line per generation instead. nestjs-pino keeps one
+ * RequestLogHook writes one richer line per generation instead. nestjs-pino keeps one
  * root logger per process (made by the first gateway), which is fine: a process runs one gateway.
  */
 export function gantryLoggerModule(config: LoggingConfig, destination?: DestinationStream) {

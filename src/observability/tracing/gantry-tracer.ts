@@ -21,7 +21,7 @@ export abstract class SpanExporterOverride {
 /**
  * The tracer of this gateway: an OpenTelemetry provider of its own (not the global one), built
  * from `observability.tracing`. With exporter `none` (the default) no provider exists and the
- * tracing interceptor is not even registered.
+ * tracing hook is not even registered.
  */
 @Injectable()
 export class GantryTracer implements OnApplicationShutdown {

@@ -1,8 +1,8 @@
 import { Type } from 'class-transformer';
 import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
-import { IsStringRecord } from '../string-record.validator.js';
+import { IsStringRecord } from '../../config/string-record.validator.js';
+import { ModelConfigBase } from '../../config/model-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
-import { ModelConfigBase } from './model-config-base.js';
 
 export const ROUTING_POLICIES = ['least-outstanding', 'prefix-affinity'] as const;
 
@@ -19,7 +19,7 @@ export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
  */
 export class HttpModelConfig extends ModelConfigBase {
   @Equals('http')
-  engine!: 'http';
+  override engine!: 'http';
 
   /** Base URLs of the replicas, including the API prefix: `http://10.0.0.5:8000/v1`. */
   @IsArray()

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { Counter } from 'prom-client';
-import { GenerationInterceptor, type GenerationOutcome, type ObservedRequest } from '../../src/observability/generation-interceptor.js';
-import type { GenerationTelemetry } from '../../src/observability/generation-telemetry.js';
-import { GantryMetrics } from '../../src/observability/metrics/gantry-metrics.js';
+import { GantryMetrics, GenerationHook, type GenerationOutcome, type GenerationTelemetry, type ObservedRequest } from '../../src/index.js';
 
 /** A short, stable, non-reversible id for an API key: never put the key itself in a label. */
 export function keyIdOf(key: string | undefined): string {
@@ -24,12 +21,12 @@ function apiKeyOf(headers: ObservedRequest['headers']): string | undefined {
  * `gantry_tokens_by_api_key_total{key, kind}`, on the gateway's own /metrics.
  */
 @Injectable()
-export class TokenUsageByKeyInterceptor extends GenerationInterceptor {
+export class TokenUsageByKeyHook extends GenerationHook {
   private readonly tokens: Counter<'key' | 'model' | 'kind'>;
   private readonly keys = new WeakMap<GenerationTelemetry, string>();
 
-  constructor(@Inject(Reflector) reflector: Reflector, @Inject(GantryMetrics) metrics: GantryMetrics) {
-    super(reflector);
+  constructor(@Inject(GantryMetrics) metrics: GantryMetrics) {
+    super();
     this.tokens = new Counter({
       name: 'gantry_tokens_by_api_key_total',
       help: 'Tokens by API key (hashed id) and kind (prompt, completion).',

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Equals, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Min, ValidateBy } from 'class-validator';
-import { ModelConfigBase } from './model-config-base.js';
+import { ModelConfigBase } from '../../config/model-config.js';
 
 export const LLAMA_GPU_KINDS = ['auto', 'cuda', 'vulkan', 'metal', false] as const;
 
@@ -11,7 +11,7 @@ export const LLAMA_GPU_KINDS = ['auto', 'cuda', 'vulkan', 'metal', false] as con
  */
 export class LlamaModelConfig extends ModelConfigBase {
   @Equals('llama')
-  engine!: 'llama';
+  override engine!: 'llama';
 
   /** The GGUF file; relative paths resolve against the working directory. */
   @IsString()

@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import type { AnswerResume } from '../engine/answer-resume.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { ZERO_USAGE } from '../engine/engine-event.js';
-import { GenerationInterceptor, type GenerationOutcome } from './generation-interceptor.js';
+import { GenerationHook, type GenerationOutcome } from './generation-hook.js';
 import { GenerationTelemetry } from './generation-telemetry.js';
 
 /** Records each hook it gets, under its own name, into a shared log. */
-class RecordingInterceptor extends GenerationInterceptor {
+class RecordingHook extends GenerationHook {
   constructor(
     private readonly name: string,
     private readonly log: string[],
@@ -38,10 +38,10 @@ class RecordingInterceptor extends GenerationInterceptor {
   }
 }
 
-describe('GenerationInterceptor.chain', () => {
+describe('GenerationHook.chain', () => {
   it('runs the hooks as nested interceptors would: start and signals outermost first, events and the end innermost first', () => {
     const log: string[] = [];
-    const hooks = GenerationInterceptor.chain([new RecordingInterceptor('outer', log), new RecordingInterceptor('inner', log)]);
+    const hooks = GenerationHook.chain([new RecordingHook('outer', log), new RecordingHook('inner', log)]);
     const telemetry = new GenerationTelemetry('chat');
     const done: EngineEvent = { type: 'done', finishReason: 'stop', usage: ZERO_USAGE };
 
@@ -66,9 +66,9 @@ describe('GenerationInterceptor.chain', () => {
     ]);
   });
 
-  it('hands each resume the engine reports through the telemetry to every interceptor, with what it was', () => {
+  it('hands each resume the engine reports through the telemetry to every hook, with what it was', () => {
     const log: string[] = [];
-    const hooks = GenerationInterceptor.chain([new RecordingInterceptor('a', log), new RecordingInterceptor('b', log)]);
+    const hooks = GenerationHook.chain([new RecordingHook('a', log), new RecordingHook('b', log)]);
     const telemetry = new GenerationTelemetry('chat');
     telemetry.onSignal((signal) => hooks.signal(telemetry, signal));
     telemetry.markResumed({ reason: 'reset', resume: 1, producedTokens: 3, from: 'http://a/v1', to: 'http://b/v1' });
@@ -77,9 +77,9 @@ describe('GenerationInterceptor.chain', () => {
     expect(telemetry.resumes).toHaveLength(2);
   });
 
-  it('ends every interceptor, innermost first, when the client hangs up', () => {
+  it('ends every hook, innermost first, when the client hangs up', () => {
     const log: string[] = [];
-    const hooks = GenerationInterceptor.chain([new RecordingInterceptor('a', log), new RecordingInterceptor('b', log)]);
+    const hooks = GenerationHook.chain([new RecordingHook('a', log), new RecordingHook('b', log)]);
     const telemetry = new GenerationTelemetry('chat');
     hooks.start(telemetry, { headers: {} });
     hooks.end(telemetry, { kind: 'client_closed' });
@@ -88,20 +88,20 @@ describe('GenerationInterceptor.chain', () => {
 
   it('is not changed by a later change to the list it was made from', () => {
     const log: string[] = [];
-    const list = [new RecordingInterceptor('a', log)];
-    const hooks = GenerationInterceptor.chain(list);
-    list.push(new RecordingInterceptor('b', log));
+    const list = [new RecordingHook('a', log)];
+    const hooks = GenerationHook.chain(list);
+    list.push(new RecordingHook('b', log));
     hooks.start(new GenerationTelemetry('chat'), { headers: {} });
     expect(log).toEqual(['a:start']);
   });
 });
 
-describe('GenerationInterceptor as a Nest interceptor (a plugin registered as APP_INTERCEPTOR)', () => {
+describe('GenerationHook as a Nest interceptor (a plugin registered as APP_INTERCEPTOR)', () => {
   it('lets a Nest route’s answer through untouched, running no hook', async () => {
     const log: string[] = [];
-    const interceptor = new RecordingInterceptor('a', log);
+    const hook = new RecordingHook('a', log);
     const answer$ = of('models', 'list');
-    const handled = interceptor.intercept({} as ExecutionContext, { handle: () => answer$ });
+    const handled = hook.intercept({} as ExecutionContext, { handle: () => answer$ });
     expect(handled).toBe(answer$);
     expect(await lastValueFrom(handled.pipe(toArray()))).toEqual(['models', 'list']);
     expect(log).toEqual([]);

@@ -4,7 +4,7 @@ import type { AnswerResume } from '../../engine/answer-resume.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { isOutput } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
-import { GenerationInterceptor, type GenerationOutcome, type ObservedRequest } from '../generation-interceptor.js';
+import { GenerationHook, type GenerationOutcome, type ObservedRequest } from '../generation-hook.js';
 import type { GenerationTelemetry } from '../generation-telemetry.js';
 import { GantryTracer } from './gantry-tracer.js';
 
@@ -21,7 +21,7 @@ const headerGetter: TextMapGetter<ObservedRequest['headers']> = {
  * trace.
  */
 @Injectable()
-export class TracingInterceptor extends GenerationInterceptor {
+export class TracingHook extends GenerationHook {
   private readonly spans = new WeakMap<GenerationTelemetry, Span>();
 
   constructor(@Inject(GantryTracer) private readonly gantry: GantryTracer) {

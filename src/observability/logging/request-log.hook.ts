@@ -3,7 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { GatewayConfig } from '../../config/gateway-config.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
-import { GenerationInterceptor, type GenerationOutcome, type ObservedRequest } from '../generation-interceptor.js';
+import { GenerationHook, type GenerationOutcome, type ObservedRequest } from '../generation-hook.js';
 import { httpStatusOf, phaseOf } from '../generation-outcome.js';
 import type { GenerationTelemetry } from '../generation-telemetry.js';
 
@@ -18,7 +18,7 @@ const round = (ms: number | undefined) => (ms === undefined ? undefined : Math.r
  * `observability.logging.includeContent` says so; a client hang-up is an ordinary `info` line.
  */
 @Injectable()
-export class RequestLogInterceptor extends GenerationInterceptor {
+export class RequestLogHook extends GenerationHook {
   private readonly requests = new WeakMap<GenerationTelemetry, ObservedRequest>();
   private readonly outputs = new WeakMap<GenerationTelemetry, string>();
   private readonly includeContent: boolean;

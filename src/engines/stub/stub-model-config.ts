@@ -1,12 +1,12 @@
 import { Equals, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Min } from 'class-validator';
-import { ModelConfigBase } from './model-config-base.js';
+import { ModelConfigBase } from '../../config/model-config.js';
 
 export const STUB_FAILURE_KINDS = ['overloaded', 'invalid_request', 'upstream', 'internal', 'timeout'] as const;
 
 /** The built-in deterministic engine (no model): echoes the last user message word by word. */
 export class StubModelConfig extends ModelConfigBase {
   @Equals('stub')
-  engine!: 'stub';
+  override engine!: 'stub';
 
   /** Delay before the first ack (the end of prefill). */
   @IsInt()

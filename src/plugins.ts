@@ -3,11 +3,10 @@ import { pathToFileURL } from 'node:url';
 import type { DynamicModule, Type } from '@nestjs/common';
 
 /**
- * Loads operator plugins: ES modules whose default export is a Nest module (a class or a dynamic
- * module). A plugin registers its own providers, typically GenerationInterceptor subclasses (the
- * generation routes find them among every module's providers), so operators extend Gantry
- * without editing it. Paths are relative to
- * the working directory.
+ * Loads operator plugins (`plugins:`): ES modules whose default export is a Nest module (a class
+ * or a dynamic module). A plugin's providers extend Gantry without editing it: engine kinds
+ * (`@EngineKind`), guards (`APP_GUARD`) and generation hooks (`GenerationHook`), each found among
+ * every module's providers when the gateway is built. Paths are relative to the working directory.
  */
 export async function loadPlugins(paths: readonly string[]): Promise<Array<Type<unknown> | DynamicModule>> {
   const modules: Array<Type<unknown> | DynamicModule> = [];

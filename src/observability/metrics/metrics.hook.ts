@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { isOutput } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
-import { GenerationInterceptor, type GenerationOutcome } from '../generation-interceptor.js';
+import { GenerationHook, type GenerationOutcome } from '../generation-hook.js';
 import { httpStatusOf, phaseOf } from '../generation-outcome.js';
 import type { GenerationTelemetry } from '../generation-telemetry.js';
 import { GantryMetrics } from './gantry-metrics.js';
@@ -13,7 +13,7 @@ import type { RouteLabels, RouteSeries } from './route-series.js';
  * kept per request from its acceptance).
  */
 @Injectable()
-export class MetricsInterceptor extends GenerationInterceptor {
+export class MetricsHook extends GenerationHook {
   private readonly routes = new WeakMap<GenerationTelemetry, RouteSeries>();
 
   constructor(@Inject(GantryMetrics) private readonly metrics: GantryMetrics) {

@@ -1,5 +1,4 @@
 import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
-import type { Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
 import type { AnswerResume } from '../engine/answer-resume.js';
 import type { EngineEvent } from '../engine/engine-event.js';
@@ -27,10 +26,10 @@ export interface ObservedRequest {
 }
 
 /**
- * The hooks of a list of interceptors, run as one for each generation request (made once, by
- * `GenerationInterceptor.chain`). The generation routes call them; nothing else does.
+ * The hooks of a list of GenerationHooks, run as one for each generation request (made once, by
+ * `GenerationHook.chain`). The generation routes call them; nothing else does.
  */
-export interface GenerationHooks {
+export interface GenerationHookChain {
   /** After the guards let the request in, before its body is validated. */
   start(telemetry: GenerationTelemetry, request: ObservedRequest): void;
   signal(telemetry: GenerationTelemetry, signal: LifecycleSignal): void;
@@ -47,47 +46,46 @@ export interface GenerationHooks {
  * acceptance (its upstream answered, its prompt fits) is an event, `accepted`, that comes after admission.
  * Subclasses override the hooks they need and are registered as providers of any module (a
  * plugin's included); the generation routes find them all when the gateway is built. They never
- * touch engines or encoders. Hooks must not throw: they run inside the response stream.
+ * touch engines or encoders, and cannot refuse a request (a guard does that). Hooks must not
+ * throw: they run inside the response stream.
  *
- * Several interceptors run as if each wrapped the next, the first one outermost: `onStart` and
- * the lifecycle hooks in list order, `onEvent` and `onEnd` in reverse (inner ones see an event,
- * and the end, first). Gantry's own come first (request log, metrics, tracing), then plugins'.
+ * Several hooks run as if each wrapped the next, the first one outermost: `onStart` and the
+ * lifecycle hooks in list order, `onEvent` and `onEnd` in reverse (inner ones see an event, and
+ * the end, first). Gantry's own come first (request log, metrics, tracing), then plugins'.
  *
- * It is also a Nest interceptor that lets everything through, so that a plugin registered as an
- * `APP_INTERCEPTOR` still loads: Nest's own routes carry no generation. Not itself `@Injectable()`,
- * so that a subclass without a constructor of its own is made with no arguments.
+ * Not a Nest interceptor: its `intercept` only lets everything through, so that a hook registered
+ * as an `APP_INTERCEPTOR` still loads (Nest's own routes carry no generation). Not itself
+ * `@Injectable()`, so that a subclass without a constructor of its own is made with no arguments.
  */
-export abstract class GenerationInterceptor implements NestInterceptor {
-  /** `_reflector` is not read: it stays so that plugins written as `super(reflector)` still construct. */
-  constructor(_reflector?: Reflector) {}
-
+export abstract class GenerationHook implements NestInterceptor {
   protected onStart(_telemetry: GenerationTelemetry, _request: ObservedRequest): void {}
   protected onAccepted(_telemetry: GenerationTelemetry): void {}
   protected onAdmitted(_telemetry: GenerationTelemetry): void {}
   protected onHeartbeat(_telemetry: GenerationTelemetry): void {}
-  /** The engine continued the answer on another worker after a failure cut it; the client's stream goes on as one. */
+  /** The engine continued the answer on another replica after a failure cut it; the client's stream goes on as one. */
   protected onResumed(_telemetry: GenerationTelemetry, _resume: AnswerResume): void {}
   protected onEvent(_telemetry: GenerationTelemetry, _event: EngineEvent): void {}
   protected onEnd(_telemetry: GenerationTelemetry, _outcome: GenerationOutcome): void {}
 
+  /** Lets Nest's routes through untouched (see above). */
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle();
   }
 
-  /** The hooks of `interceptors`, the first one outermost, as one set of calls: nothing per request. */
-  static chain(interceptors: readonly GenerationInterceptor[]): GenerationHooks {
-    const list = [...interceptors];
+  /** The hooks of `hooks`, the first one outermost, as one set of calls: nothing per request. */
+  static chain(hooks: readonly GenerationHook[]): GenerationHookChain {
+    const list = [...hooks];
     const last = list.length - 1;
     return {
       start(telemetry, request) {
-        for (const hooks of list) hooks.onStart(telemetry, request);
+        for (const hook of list) hook.onStart(telemetry, request);
       },
       signal(telemetry, signal) {
-        for (const hooks of list) {
-          if (signal === 'accepted') hooks.onAccepted(telemetry);
-          else if (signal === 'admitted') hooks.onAdmitted(telemetry);
-          else if (signal === 'resumed') hooks.onResumed(telemetry, telemetry.resumes!.at(-1)!);
-          else hooks.onHeartbeat(telemetry);
+        for (const hook of list) {
+          if (signal === 'accepted') hook.onAccepted(telemetry);
+          else if (signal === 'admitted') hook.onAdmitted(telemetry);
+          else if (signal === 'resumed') hook.onResumed(telemetry, telemetry.resumes!.at(-1)!);
+          else hook.onHeartbeat(telemetry);
         }
       },
       event(telemetry, event) {
@@ -99,3 +97,8 @@ export abstract class GenerationInterceptor implements NestInterceptor {
     };
   }
 }
+
+/** @deprecated Renamed `GenerationHook` (it is not a Nest interceptor); this name goes in the next release. */
+export const GenerationInterceptor = GenerationHook;
+/** @deprecated Renamed `GenerationHook`. */
+export type GenerationInterceptor = GenerationHook;

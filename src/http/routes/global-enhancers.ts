@@ -1,0 +1,33 @@
+import type { CanActivate } from '@nestjs/common';
+import type { DiscoveryService } from '@nestjs/core';
+import { GenerationHook } from '../../observability/generation-hook.js';
+
+/** What the application's `APP_GUARD`, `APP_PIPE`, `APP_FILTER` and `APP_INTERCEPTOR` providers mean for the generation routes. */
+export interface GlobalEnhancers {
+  /** `APP_GUARD`s other than Gantry's own: they run after Gantry's, in the order their modules were imported. */
+  guards: CanActivate[];
+  /** Those that do not reach the generation routes, named (`APP_PIPE RedactPipe`). */
+  unreachable: string[];
+}
+
+const TOKEN_OF_SUBTYPE: Record<string, string> = { pipe: 'APP_PIPE', filter: 'APP_FILTER', interceptor: 'APP_INTERCEPTOR' };
+
+/**
+ * Sorts the application's global enhancers, found through Nest's DiscoveryService (each such
+ * provider's wrapper says which kind it is): guards join the generation routes; pipes, filters,
+ * and interceptors that are not GenerationHooks cannot (those routes are not Nest's) and are
+ * named. `own` are Gantry's, which the routes already run (its guards, its exception filter).
+ */
+export function globalEnhancers(discovery: DiscoveryService, own: readonly object[]): GlobalEnhancers {
+  const guards: CanActivate[] = [];
+  const unreachable: string[] = [];
+  for (const wrapper of discovery.getProviders()) {
+    const instance: unknown = wrapper.instance;
+    if (wrapper.subtype === undefined || typeof instance !== 'object' || instance === null || own.includes(instance)) continue;
+    if (wrapper.subtype === 'guard') guards.push(instance as CanActivate);
+    else if (!(wrapper.subtype === 'interceptor' && instance instanceof GenerationHook)) {
+      unreachable.push(`${TOKEN_OF_SUBTYPE[wrapper.subtype] ?? wrapper.subtype} ${instance.constructor.name}`);
+    }
+  }
+  return { guards, unreachable };
+}

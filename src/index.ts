@@ -1,0 +1,46 @@
+/**
+ * Gantry's public entry (the package's `exports['.']`): what a plugin needs, and nothing of the
+ * gateway's insides. A plugin is a Nest module listed under `plugins:`; its providers may be engine
+ * kinds (`@EngineKind`), guards (Nest's `CanActivate` as `APP_GUARD`) and generation hooks
+ * (`GenerationHook`). Import these from here only: the gateway finds a plugin's pieces by these
+ * very classes. `src/index.spec.ts` pins the list.
+ */
+export { ModelConfigBase } from './config/model-config.js';
+export { ContextLengthError } from './engine/context-length-error.js';
+export { EngineError, type EngineErrorKind } from './engine/engine-error.js';
+export {
+  isOutput,
+  makeTimings,
+  ZERO_USAGE,
+  type AckEvent,
+  type DoneEvent,
+  type EngineEvent,
+  type FinishReason,
+  type ReasoningDelta,
+  type TextDelta,
+  type Timings,
+  type TokenUsage,
+  type ToolCallDelta,
+} from './engine/engine-event.js';
+export {
+  textOf,
+  type AssistantMessage,
+  type ChatMessage,
+  type ContentPart,
+  type GenerationRequest,
+  type ResponseFormat,
+  type SamplingParams,
+  type SystemMessage,
+  type ToolCall,
+  type ToolChoice,
+  type ToolDefinition,
+  type ToolResultMessage,
+  type UserMessage,
+} from './engine/generation-request.js';
+export { InferenceEngine } from './engine/inference-engine.js';
+export type { ReadinessDetails } from './engine/readiness-details.js';
+export { EngineKind, type EngineKindOptions, type EngineKindProvider } from './engines/engine-kind.js';
+export { GatewayError, type FailureKind, type GatewayErrorOptions } from './errors/gateway-error.js';
+export { GenerationHook, GenerationInterceptor, type GenerationOutcome, type ObservedRequest } from './observability/generation-hook.js';
+export type { GenerationTelemetry, LifecycleSignal } from './observability/generation-telemetry.js';
+export { GantryMetrics } from './observability/metrics/gantry-metrics.js';
