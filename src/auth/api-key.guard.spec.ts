@@ -6,6 +6,7 @@ import type { ModelRegistry } from '../models/model-registry.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { ApiKeyGuard, presentedKey } from './api-key.guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
+import { Callers } from './callers.js';
 import { KeyLimiter } from './key-limiter.js';
 import { LimitStore, type LimitStoreOperation, type WindowCount } from './limit-store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
@@ -26,8 +27,7 @@ function metricsWithoutModels(): GantryMetrics {
 
 function guardFor(auth: Record<string, unknown>, store: LimitStore = new MemoryLimitStore(), metrics = metricsWithoutModels()): ApiKeyGuard {
   const config = parseConfig({ auth });
-  const ring = new ApiKeyRing(config.auth.apiKeys as string[]);
-  return new ApiKeyGuard(config, ring, new KeyLimiter(config, store, metrics));
+  return new ApiKeyGuard(config, ApiKeyRing.fromConfig(config.auth), new KeyLimiter(store, metrics), new Callers());
 }
 
 /** A store that is down: every call fails, and is counted. */

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GatewayConfig } from '../config/gateway-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ThrottledWarning } from '../observability/logging/throttled-warning.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
+import type { Caller } from './caller.js';
 import { LimitStore, type LimitStoreOperation } from './limit-store.js';
 
 const MINUTE_MS = 60_000;
@@ -11,7 +11,8 @@ const MINUTE_MS = 60_000;
 const FAILED = Symbol('failed');
 
 /**
- * Applies `auth.limits` to one authenticated request: requests per minute, then a concurrent
+ * Applies a caller's limits (its tenant's, over `auth.limits`) to one authenticated request,
+ * counted per tenant for a named key and per key otherwise: requests per minute, then a concurrent
  * slot held until the response closes (the stream ended, the JSON answer left, or the client hung
  * up). Over a limit: 429 `rate_limited` with Retry-After. If the store fails (Redis down), the
  * request goes through at once without asking it anything more: the limits protect capacity,
@@ -28,42 +29,38 @@ export class KeyLimiter {
   private warned = false;
 
   constructor(
-    @Inject(GatewayConfig) private readonly config: GatewayConfig,
     @Inject(LimitStore) private readonly store: LimitStore,
     @Inject(GantryMetrics) private readonly metrics: GantryMetrics,
   ) {
     store.onFailure((operation, error) => this.failed(operation, error));
   }
 
-  /** Whether any per-key limit is configured: without one, `admit` has nothing to do. */
-  get isActive(): boolean {
-    return this.config.auth.limits !== undefined;
-  }
-
   /**
-   * `keyId`: the ApiKeyRing's id of the key (never the key itself). `holdsStream: false` counts the
-   * request in the key's rate only, not against its concurrent streams.
+   * `caller`: whom the ApiKeyRing identified (never the key itself); nothing to do when its tenant
+   * has no limits. `holdsStream: false` counts the request in the rate only, not against the
+   * concurrent streams.
    */
-  async admit(keyId: string, response: ServerResponse, holdsStream = true): Promise<void> {
-    const limits = this.config.auth.limits;
+  async admit(caller: Caller, response: ServerResponse, holdsStream = true): Promise<void> {
+    const limits = caller.tenant.limits;
     if (limits === undefined) return;
+    const whose = subjectOf(caller);
     if (limits.requestsPerMinute !== undefined) {
-      const window = await this.attempt('hit', () => this.store.hit(`rpm:${keyId}`, MINUTE_MS));
+      const window = await this.attempt('hit', () => this.store.hit(`rpm:${caller.limitKey}`, MINUTE_MS));
       // One failure is all a request waits for: it is let through without a slot either.
       if (window === FAILED) return;
       if (window.count > limits.requestsPerMinute) {
-        throw new GatewayError('rate_limited', `This API key is limited to ${limits.requestsPerMinute} requests per minute.`, {
+        throw new GatewayError('rate_limited', `${whose} is limited to ${limits.requestsPerMinute} requests per minute.`, {
           code: 'rate_limit_exceeded',
           retryAfterSeconds: Math.max(1, Math.ceil(window.resetInMs / 1000)),
         });
       }
     }
     if (limits.concurrentStreams !== undefined && holdsStream) {
-      const slotKey = `streams:${keyId}`;
+      const slotKey = `streams:${caller.limitKey}`;
       const lease = await this.attempt('acquire', () => this.store.acquire(slotKey, limits.concurrentStreams!));
       if (lease === FAILED) return;
       if (lease === undefined) {
-        throw new GatewayError('rate_limited', `This API key is limited to ${limits.concurrentStreams} concurrent requests.`, {
+        throw new GatewayError('rate_limited', `${whose} is limited to ${limits.concurrentStreams} concurrent requests.`, {
           code: 'concurrency_limit_exceeded',
           retryAfterSeconds: 1,
         });
@@ -119,4 +116,9 @@ export class KeyLimiter {
     const message = (more: string) => `The limit store failed (${operation}: ${error.message}); requests are let through without per-key limits${more}.`;
     if (this.failures.failure(message)) this.warned = true;
   }
+}
+
+/** Who a refusal speaks of: the tenant of a named key, else the key. */
+function subjectOf(caller: Caller): string {
+  return caller.limitKey === caller.keyId ? 'This API key' : `The tenant '${caller.tenant.name}'`;
 }

@@ -3,8 +3,9 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
-import { resolveApiKeys } from './api-key-sources.js';
+import { resolveApiKeyEntries } from './api-key-entries.js';
 import { GatewayConfig } from './gateway-config.js';
+import { namedKeyProblems } from './tenant-config.js';
 import { workerCount } from './server-config.js';
 
 const ENGINE_KINDS = ['stub', 'http', 'llama'];
@@ -94,7 +95,8 @@ export function parseConfig(raw: unknown, origin = 'config'): GatewayConfig {
       flattenValidationErrors(errors).map((problem) => problem.message),
     );
   }
-  const problems = resolveApiKeys(config.auth.apiKeys).problems;
+  const problems = namedKeyProblems(config.auth.apiKeys);
+  problems.push(...resolveApiKeyEntries(config.auth.apiKeys).problems);
   if (config.auth.limits !== undefined && config.auth.apiKeys.length === 0) {
     problems.push('auth.limits applies per API key: set auth.apiKeys too');
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import type { AdmissionTicket } from '../admission/model-admission.js';
+import type { Caller } from '../auth/caller.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
@@ -34,6 +35,10 @@ export interface AcceptOptions {
   /** The request's telemetry, made by the generation pipeline on arrival. */
   telemetry: GenerationTelemetry;
   stream: boolean;
+  /** Who asks (the API-key guard's caller): the models it may use, its place in a contended queue. Absent: an open gateway's caller. */
+  caller?: Caller;
+  /** A background run: queued after its tenant's interactive requests. */
+  background?: boolean;
   /** The client protocol's names for the limited fields, used in refusals. */
   names?: RequestFieldNames;
 }
@@ -61,8 +66,8 @@ export class GenerationService {
    * when several workers serve); the work itself waits in `events$`. The model is resolved once:
    * a reload meanwhile leaves this request on the engine it was accepted on.
    */
-  async accept(request: GenerationRequest, { telemetry, stream, names = DEFAULT_FIELD_NAMES }: AcceptOptions): Promise<AcceptedGeneration> {
-    const model = this.registry.resolve(request.model);
+  async accept(request: GenerationRequest, { telemetry, stream, caller, names = DEFAULT_FIELD_NAMES }: AcceptOptions): Promise<AcceptedGeneration> {
+    const model = this.registry.resolve(request.model, caller?.tenant);
     telemetry.identify({ model: request.model, engine: model.config.engine });
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
     // The trace context the tracing interceptor wrote goes on to the engine (HTTP upstreams continue the trace).
@@ -115,13 +120,13 @@ export class GenerationService {
 
   /**
    * The prompt's token count on the model's engine (the one its request was accepted on, if it
-   * was; 404 for an unknown model). A count that fails gives the acceptance back: the stream will
+   * was; 404 for an unknown model, or one the caller may not use). A count that fails gives the acceptance back: the stream will
    * not open.
    */
-  async countPromptTokens(request: GenerationRequest, names: RequestFieldNames = DEFAULT_FIELD_NAMES): Promise<number> {
+  async countPromptTokens(request: GenerationRequest, names: RequestFieldNames = DEFAULT_FIELD_NAMES, caller?: Caller): Promise<number> {
     const accepted = this.acceptances.get(request);
     try {
-      const model = accepted?.model ?? this.registry.resolve(request.model);
+      const model = accepted?.model ?? this.registry.resolve(request.model, caller?.tenant);
       applyRequestLimits(request, model.config, this.config.limits, names);
       return await model.engine.countPromptTokens(request);
     } catch (error) {

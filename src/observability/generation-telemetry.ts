@@ -22,6 +22,8 @@ export class GenerationTelemetry {
   accepted = false;
   model?: string;
   engine?: string;
+  /** The caller's tenant (a named key's name, `default` otherwise), once its handler knows it; never the key. */
+  tenant?: string;
   maxTokens?: number;
   stream = false;
   admittedAt?: number;
