@@ -1,7 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { readJson, startGateway, type RunningGateway } from './support/gateway.js';
+import { admissionOrder } from './support/tenant-streams.js';
 
 /** Tenants over a real gateway: named keys, model access, fair queues, token limits, per-tenant metrics. */
 
@@ -62,5 +64,53 @@ describe('model access of a named key', () => {
     expect((hidden as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({ error: { type: 'not_found_error' } });
     const page = await readJson(await fetch(`${gateway.url}/v1/models?limit=1`, { headers: { 'x-api-key': 'sk-llama', 'anthropic-version': '2023-06-01' } }));
     expect(page).toMatchObject({ has_more: true, first_id: 'llama-small', last_id: 'llama-small' });
+  });
+});
+
+describe('fair queueing of a contended model', () => {
+  let mock: MockUpstream;
+  let gateway: RunningGateway;
+  const contended = { maxConcurrency: 1, maxQueue: 20 };
+
+  beforeAll(async () => {
+    mock = await startMockUpstream({ behaviour: { tokenIntervalMs: 25 } });
+    gateway = await startGateway({
+      responses: { store: 'off' },
+      keepalive: { intervalMs: 100 },
+      auth: { apiKeys: [{ name: 'noisy', key: 'sk-noisy' }, { name: 'quiet', key: 'sk-quiet' }, { name: 'urgent', key: 'sk-urgent', priority: 1 }] },
+      models: [
+        { name: 'stub-fair', engine: 'stub', tokenIntervalMs: 25, ...contended },
+        { name: 'stub-fifo', engine: 'stub', tokenIntervalMs: 25, queueOrder: 'fifo', ...contended },
+        { name: 'http-fair', engine: 'http', upstreams: [mock.url], ...contended },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await mock.close();
+  });
+
+  it('admits a quiet tenant next, ahead of the noisy tenant’s queue, over the stub and HTTP engines; FIFO keeps it last', async () => {
+    const noisy = Array.from({ length: 5 }, (_, index) => ({ name: `noisy-${index}`, key: 'sk-noisy' }));
+    const quiet = { name: 'quiet', key: 'sk-quiet' };
+    for (const model of ['stub-fair', 'http-fair']) {
+      const order = await admissionOrder(gateway.url, model, noisy, [quiet]);
+      // Right after the running request (or the one after it, on a machine slow enough that it ended first).
+      expect(order.indexOf('quiet'), `${model}: ${order.join(' ')}`).toBeLessThanOrEqual(2);
+      expect(order.filter((name) => name.startsWith('noisy'))).toEqual(noisy.map((request) => request.name));
+    }
+    const fifo = await admissionOrder(gateway.url, 'stub-fifo', noisy, [quiet]);
+    expect(fifo).toEqual([...noisy.map((request) => request.name), 'quiet']);
+  });
+
+  it('admits a waiting request of a higher priority first', async () => {
+    const order = await admissionOrder(
+      gateway.url,
+      'stub-fair',
+      Array.from({ length: 3 }, (_, index) => ({ name: `quiet-${index}`, key: 'sk-quiet' })),
+      [{ name: 'urgent', key: 'sk-urgent' }],
+    );
+    expect(order.indexOf('urgent')).toBeLessThanOrEqual(2);
+    expect(order.slice(-1)).not.toEqual(['urgent']);
   });
 });

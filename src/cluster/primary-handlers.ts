@@ -1,3 +1,4 @@
+import type { AdmissionClaim } from '../admission/admission-claim.js';
 import type { AdmissionLimits } from '../admission/admission-queue.js';
 import type { InstanceAdmission } from './instance-admission.js';
 import type { InstanceLimits } from './instance-limits.js';
@@ -6,18 +7,18 @@ import type { ReserveAnswer } from './worker-protocol.js';
 
 /** The primary's side of a worker's admission: reserve (answered), release, and the word of a slot or a timeout. */
 export function serveAdmission(channel: IpcChannel, worker: number, admission: InstanceAdmission): void {
-  channel.handle<{ ticket: number; model: string; limits: AdmissionLimits }>('reserve', ({ ticket, model, limits }): ReserveAnswer => {
+  channel.handle<{ ticket: number; model: string; limits: AdmissionLimits; claim?: AdmissionClaim }>('reserve', ({ ticket, model, limits, claim }): ReserveAnswer => {
     // A free slot is told in the answer itself; a queued ticket hears of its slot later.
     let answered = false;
     let admitted = false;
     admission.reserve(worker, ticket, model, limits, {
       admitted: () => (answered ? channel.notify('admitted', { ticket }) : (admitted = true)),
       timedOut: (message) => channel.notify('timedOut', { ticket, message }),
-    });
+    }, claim);
     answered = true;
     return { admitted };
   });
-  channel.on<{ ticket: number }>('release', ({ ticket }) => admission.release(worker, ticket));
+  channel.on<{ ticket: number; served?: AdmissionClaim['served'] }>('release', ({ ticket, served }) => admission.release(worker, ticket, served));
 }
 
 /** The primary's side of a worker's per-key limits (`store: memory`). */

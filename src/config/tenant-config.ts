@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { Type, plainToInstance } from 'class-transformer';
 import { ArrayNotEmpty, IsArray, IsInt, IsNumber, IsOptional, IsString, Matches, Min, MinLength, ValidateNested, validateSync } from 'class-validator';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';

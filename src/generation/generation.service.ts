@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import type { AdmissionTicket } from '../admission/model-admission.js';
 import type { Caller } from '../auth/caller.js';
+import { OPEN_TENANT } from '../auth/tenant.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
@@ -9,6 +10,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { ModelRegistry, type ModelRuntime } from '../models/model-registry.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
 import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from './request-limits.js';
+import { meterInto, tenantClaim } from './tenant-claim.js';
 
 /**
  * A generation accepted for a model: nothing runs until `events$` is subscribed. The generation
@@ -66,18 +68,23 @@ export class GenerationService {
    * when several workers serve); the work itself waits in `events$`. The model is resolved once:
    * a reload meanwhile leaves this request on the engine it was accepted on.
    */
-  async accept(request: GenerationRequest, { telemetry, stream, caller, names = DEFAULT_FIELD_NAMES }: AcceptOptions): Promise<AcceptedGeneration> {
-    const model = this.registry.resolve(request.model, caller?.tenant);
+  async accept(request: GenerationRequest, options: AcceptOptions): Promise<AcceptedGeneration> {
+    const { telemetry, stream, names = DEFAULT_FIELD_NAMES } = options;
+    const tenant = options.caller?.tenant ?? OPEN_TENANT;
+    const model = this.registry.resolve(request.model, tenant);
     telemetry.identify({ model: request.model, engine: model.config.engine });
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
     // The trace context the tracing interceptor wrote goes on to the engine (HTTP upstreams continue the trace).
     const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders };
-    const work$ = model.engine.generate(traced);
+    const contended = Number.isFinite(model.admission.limits.maxConcurrency);
+    const claim = tenantClaim(tenant, limited, options.background === true, contended);
+    // What the engine reports settles the tenant's charge in the queue.
+    const work$ = contended ? model.engine.generate(traced).pipe(meterInto(claim)) : model.engine.generate(traced);
     const release = model.hold();
     let ticket: AdmissionTicket;
     try {
       // A place decided in this process comes synchronously, as it always did: no turn in between.
-      const reserved = model.admission.reserve(request.model);
+      const reserved = model.admission.reserve(request.model, claim);
       ticket = reserved instanceof Promise ? await reserved : reserved;
     } catch (error) {
       release();

@@ -10,7 +10,7 @@ import { EngineSlot } from './engine-slot.js';
 const DEFAULT_MAX_QUEUE = 1024;
 
 /** The keys of a model entry that only its admission and request limits read, not its engine. */
-const ADMISSION_KEYS = new Set(['maxConcurrency', 'maxQueue', 'queueTimeoutMs', 'maxTokensLimit']);
+const ADMISSION_KEYS = new Set(['maxConcurrency', 'maxQueue', 'queueTimeoutMs', 'queueOrder', 'maxTokensLimit']);
 
 /** Which models a caller may use (a tenant's `models`). */
 export interface ModelAccess {
@@ -54,6 +54,7 @@ export function admissionLimitsOf(config: ModelConfig, engineMaxConcurrency = Nu
     maxConcurrency: config.maxConcurrency ?? engineMaxConcurrency,
     maxQueue: config.maxQueue ?? DEFAULT_MAX_QUEUE,
     queueTimeoutMs: config.queueTimeoutMs,
+    order: config.queueOrder,
   };
 }
 
