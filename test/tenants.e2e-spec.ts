@@ -114,3 +114,54 @@ describe('fair queueing of a contended model', () => {
     expect(order.slice(-1)).not.toEqual(['urgent']);
   });
 });
+
+// .ci/run starts a redis-server and sets this; without it the Redis case is skipped.
+const REDIS_URL = process.env.GANTRY_TEST_REDIS_URL;
+
+describe('token limits', () => {
+  const tenants = (extra: Record<string, unknown> = {}) => ({
+    responses: { store: 'off' },
+    auth: {
+      apiKeys: ['sk-plain', { name: 'metered', key: 'sk-metered', limits: { tokensPerMinute: 30 } }],
+      limits: { tokensPerDay: 1_000_000, ...extra },
+    },
+    models: [{ name: 'echo', engine: 'stub' }],
+  });
+  const chat = (url: string, key: string) =>
+    openaiFor(url, key).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty' }] });
+
+  it('charges the tokens the engine reported and refuses the next request in each protocol’s shape, with Retry-After, until the window closes', async () => {
+    const gateway = await startGateway(tenants());
+    try {
+      const first = await chat(gateway.url, 'sk-metered');
+      expect(first.usage!.prompt_tokens + first.usage!.completion_tokens).toBeGreaterThanOrEqual(30);
+      const refused = await chat(gateway.url, 'sk-metered').catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+      expect((refused as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ type: 'rate_limit_error', code: 'token_limit_exceeded' });
+      const retryAfter = Number((refused as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(55);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      const messages = await anthropicFor(gateway.url, 'sk-metered')
+        .messages.create({ model: 'echo', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+        .catch((error: unknown) => error);
+      expect(messages).toBeInstanceOf(Anthropic.RateLimitError);
+      expect((messages as InstanceType<typeof Anthropic.RateLimitError>).error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+      // Another tenant's budget is its own.
+      expect((await chat(gateway.url, 'sk-plain')).choices[0].message.content).toContain('twenty');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it.skipIf(REDIS_URL === undefined)('with store: redis, counts one budget for every replica', async () => {
+    const shared = { store: 'redis', redisUrl: REDIS_URL, redisKeyPrefix: `gantry-test:${Date.now()}:${Math.random()}:` };
+    const [replicaA, replicaB] = await Promise.all([startGateway(tenants(shared)), startGateway(tenants(shared))]);
+    try {
+      await chat(replicaA.url, 'sk-metered');
+      const refused = await chat(replicaB.url, 'sk-metered').catch((error: unknown) => error);
+      expect((refused as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ code: 'token_limit_exceeded' });
+    } finally {
+      await Promise.all([replicaA.close(), replicaB.close()]);
+    }
+  });
+});

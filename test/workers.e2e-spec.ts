@@ -6,6 +6,7 @@ import { postStream, unpooledAgent, type StreamOutcome } from './support/http-st
 import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { CHAT } from './support/protocol-streams.js';
 import { openChatStream, words } from './support/open-stream.js';
+import { admissionOrder } from './support/tenant-streams.js';
 
 const WORKER_HEADER = 'x-gantry-worker';
 
@@ -15,7 +16,7 @@ function exchange(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; worker: number; json: any; text: string }> {
+): Promise<{ status: number; worker: number; json: any; text: string; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = request(new URL(path, base), {
@@ -34,7 +35,7 @@ function exchange(
         } catch {
           json = undefined;
         }
-        resolve({ status: response.statusCode ?? 0, worker: Number(response.headers[WORKER_HEADER]), json, text });
+        resolve({ status: response.statusCode ?? 0, worker: Number(response.headers[WORKER_HEADER]), json, text, headers: response.headers });
       });
     });
     req.on('error', reject);
@@ -310,6 +311,57 @@ describe('per-key limits with store: memory and two workers', () => {
     } finally {
       cli.child.kill('SIGKILL');
     }
+  });
+});
+
+describe('tenants with two workers', () => {
+  const TENANTS_CONFIG = `server: { workers: 2 }
+responses: { store: off }
+auth:
+  apiKeys:
+    - { name: noisy, key: sk-noisy }
+    - { name: quiet, key: sk-quiet }
+    - { name: metered, key: sk-metered, limits: { tokensPerMinute: 30 } }
+models:
+  - { name: echo, engine: stub }
+  - { name: contended, engine: stub, maxConcurrency: 1, maxQueue: 20, tokenIntervalMs: 25 }
+`;
+  let file: string;
+  let cli: CliProcess;
+  let url: string;
+
+  beforeAll(async () => {
+    file = writeConfig(TENANTS_CONFIG);
+    cli = startCli(['--config', file, '--port', '0']);
+    url = await cli.listening;
+  }, 60_000);
+
+  afterAll(() => {
+    if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+  });
+
+  it("orders the instance's one queue fairly, whichever worker each stream reached: the quiet tenant goes ahead of the noisy one's queue", async () => {
+    const noisy = Array.from({ length: 5 }, (_, index) => ({ name: `noisy-${index}`, key: 'sk-noisy' }));
+    const order = await admissionOrder(url, 'contended', noisy, [{ name: 'quiet', key: 'sk-quiet' }]);
+    expect(order.indexOf('quiet'), order.join(' ')).toBeLessThanOrEqual(2);
+    expect(order.filter((name) => name !== 'quiet')).toEqual(noisy.map((stream) => stream.name));
+  });
+
+  it('counts a token budget once for the instance: spent on one worker, refused on both', async () => {
+    const metered = { authorization: 'Bearer sk-metered' };
+    const first = await exchange(url, CHAT.path, chat('echo', words(40)), metered);
+    expect(first.status).toBe(200);
+    const refusedOn = new Set<number>();
+    expect(
+      await eventually(async () => {
+        const answer = await exchange(url, CHAT.path, chat('echo', 'more'), metered);
+        expect(answer.status).toBe(429);
+        expect(answer.json.error).toMatchObject({ type: 'rate_limit_error', code: 'token_limit_exceeded' });
+        expect(Number(answer.headers['retry-after'])).toBeGreaterThan(50);
+        refusedOn.add(answer.worker);
+        return refusedOn.size === 2;
+      }),
+    ).toBe(true);
   });
 });
 

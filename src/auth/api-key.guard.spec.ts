@@ -45,6 +45,14 @@ class FailingStore extends LimitStore {
     this.calls.push('release');
     throw new Error('Redis did not answer within 200 ms');
   }
+  async peek(): Promise<WindowCount[]> {
+    this.calls.push('peek');
+    throw new Error('Redis did not answer within 200 ms');
+  }
+  async charge(): Promise<void> {
+    this.calls.push('charge');
+    throw new Error('Redis did not answer within 200 ms');
+  }
   async close(): Promise<void> {}
   /** A failure of its own, in the background. */
   failInBackground(operation: LimitStoreOperation): void {
@@ -164,6 +172,16 @@ describe('ApiKeyGuard', () => {
       expect(text).toContain('gantry_limit_store_errors_total{operation="renew"} 1');
       expect(warn).toHaveBeenCalledTimes(1);
       expect(String(warn.mock.calls[0][0])).toMatch(/^The limit store failed \(hit: Redis did not answer within 200 ms\); requests are let through/);
+    });
+
+    it('lets the request through when its token budgets cannot be read, asking nothing more', async () => {
+      vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const store = new FailingStore();
+      const metrics = metricsWithoutModels();
+      const guard = guardFor({ apiKeys: ['a'], limits: { tokensPerMinute: 10, requestsPerMinute: 1 } }, store, metrics);
+      await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
+      expect(store.calls).toEqual(['peek']);
+      expect(await metrics.registry.metrics()).toContain('gantry_limit_store_errors_total{operation="peek"} 1');
     });
 
     it('lets the request through without a slot when only the acquire fails', async () => {

@@ -5,6 +5,7 @@ import { ThrottledWarning } from '../observability/logging/throttled-warning.js'
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import type { Caller } from './caller.js';
 import { LimitStore, type LimitStoreOperation } from './limit-store.js';
+import { chargesOf, spentBudgetRefusal, tokenBudgetsOf } from './token-budgets.js';
 
 const MINUTE_MS = 60_000;
 /** At most one warning about store failures per interval; the metric counts every one. */
@@ -12,8 +13,9 @@ const FAILED = Symbol('failed');
 
 /**
  * Applies a caller's limits (its tenant's, over `auth.limits`) to one authenticated request,
- * counted per tenant for a named key and per key otherwise: requests per minute, then a concurrent
- * slot held until the response closes (the stream ended, the JSON answer left, or the client hung
+ * counted per tenant for a named key and per key otherwise: its token budgets (admitted while
+ * some is left; `charge` adds a request's tokens when the engine has reported them), requests per
+ * minute, then a concurrent slot held until the response closes (the stream ended, the JSON answer left, or the client hung
  * up). Over a limit: 429 `rate_limited` with Retry-After. If the store fails (Redis down), the
  * request goes through at once without asking it anything more: the limits protect capacity,
  * they must not take the gateway down. Failures are counted by operation and logged, at most
@@ -44,6 +46,13 @@ export class KeyLimiter {
     const limits = caller.tenant.limits;
     if (limits === undefined) return;
     const whose = subjectOf(caller);
+    if (limits.tokensPerMinute !== undefined || limits.tokensPerDay !== undefined) {
+      const budgets = tokenBudgetsOf(caller);
+      const windows = await this.attempt('peek', () => this.store.peek(budgets.map((budget) => budget.key)));
+      if (windows === FAILED) return;
+      const refusal = spentBudgetRefusal(whose, budgets, windows);
+      if (refusal) throw refusal;
+    }
     if (limits.requestsPerMinute !== undefined) {
       const window = await this.attempt('hit', () => this.store.hit(`rpm:${caller.limitKey}`, MINUTE_MS));
       // One failure is all a request waits for: it is let through without a slot either.
@@ -67,6 +76,16 @@ export class KeyLimiter {
       }
       this.releaseOnClose(slotKey, lease, response);
     }
+  }
+
+  /**
+   * Charges a finished request's tokens (prompt + completion, as its engine reported them) to
+   * its caller's token budgets; nothing when it has none. A failed charge is counted and let go.
+   */
+  charge(caller: Caller, tokens: number): void {
+    const budgets = tokenBudgetsOf(caller);
+    if (budgets.length === 0 || !(tokens > 0)) return;
+    void this.attempt('charge', () => this.store.charge(chargesOf(budgets, tokens)));
   }
 
   private releaseOnClose(slotKey: string, lease: string, response: ServerResponse): void {

@@ -94,3 +94,38 @@ describe('tenants of named keys', () => {
     expect(ring.callerOf('sk-c')!.tenant).toMatchObject({ name: 'team-c', weight: 2, limits: undefined });
   });
 });
+
+describe('token budgets', () => {
+  const limiterWith = (store = new MemoryLimitStore()) => new KeyLimiter(store, new GantryMetrics({ list: () => [] } as unknown as ModelRegistry));
+  const response = () => Object.assign(new EventEmitter(), { destroyed: false }) as never;
+  const refusalOf = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error);
+
+  it('admits while a budget has tokens left, charges them when known, and refuses with Retry-After once spent', async () => {
+    const config = parseConfig({ auth: { apiKeys: [{ name: 'team', key: 'sk-1', limits: { tokensPerMinute: 100, tokensPerDay: 1000 } }] } });
+    const caller = ApiKeyRing.fromConfig(config.auth).callerOf('sk-1')!;
+    const store = new MemoryLimitStore();
+    const limiter = limiterWith(store);
+    await limiter.admit(caller, response());
+    limiter.charge(caller, 99);
+    // Under the limit: admitted (a request's own tokens are known only at its end).
+    await limiter.admit(caller, response());
+    limiter.charge(caller, 51);
+    await new Promise((resolve) => setImmediate(resolve));
+    const refused = await refusalOf(limiter.admit(caller, response()));
+    expect(refused).toMatchObject({ kind: 'rate_limited', code: 'token_limit_exceeded', message: "The tenant 'team' has used its 100 tokens per minute; budget returns when the window closes." });
+    expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThanOrEqual(59);
+    expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeLessThanOrEqual(60);
+    expect(await store.peek(['tpm:tenant:team', 'tpd:tenant:team'])).toMatchObject([{ count: 150 }, { count: 150 }]);
+  });
+
+  it('names the day budget and waits for its window when that is the one spent', async () => {
+    const config = parseConfig({ auth: { apiKeys: ['sk-plain'], limits: { tokensPerMinute: 1000, tokensPerDay: 10 } } });
+    const caller = ApiKeyRing.fromConfig(config.auth).callerOf('sk-plain')!;
+    const limiter = limiterWith();
+    limiter.charge(caller, 10);
+    await new Promise((resolve) => setImmediate(resolve));
+    const refused = await refusalOf(limiter.admit(caller, response()));
+    expect(refused).toMatchObject({ code: 'token_limit_exceeded', message: 'This API key has used its 10 tokens per day; budget returns when the window closes.' });
+    expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThan(86_000);
+  });
+});

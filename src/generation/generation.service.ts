@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import type { AdmissionTicket } from '../admission/model-admission.js';
 import type { Caller } from '../auth/caller.js';
+import { KeyLimiter } from '../auth/key-limiter.js';
 import { OPEN_TENANT } from '../auth/tenant.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
@@ -57,6 +58,8 @@ export class GenerationService {
   constructor(
     @Inject(ModelRegistry) private readonly registry: ModelRegistry,
     @Inject(GatewayConfig) private readonly config: GatewayConfig,
+    /** Charges a finished request's tokens to its caller's token budgets. */
+    @Optional() @Inject(KeyLimiter) private readonly limiter?: KeyLimiter,
   ) {}
 
   /** Acceptances by request, so that counting a prompt uses the model the request was accepted on. */
@@ -70,7 +73,8 @@ export class GenerationService {
    */
   async accept(request: GenerationRequest, options: AcceptOptions): Promise<AcceptedGeneration> {
     const { telemetry, stream, names = DEFAULT_FIELD_NAMES } = options;
-    const tenant = options.caller?.tenant ?? OPEN_TENANT;
+    const { caller } = options;
+    const tenant = caller?.tenant ?? OPEN_TENANT;
     const model = this.registry.resolve(request.model, tenant);
     telemetry.identify({ model: request.model, engine: model.config.engine });
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
@@ -78,8 +82,9 @@ export class GenerationService {
     const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders };
     const contended = Number.isFinite(model.admission.limits.maxConcurrency);
     const claim = tenantClaim(tenant, limited, options.background === true, contended);
-    // What the engine reports settles the tenant's charge in the queue.
-    const work$ = contended ? model.engine.generate(traced).pipe(meterInto(claim)) : model.engine.generate(traced);
+    const budgeted = tenant.limits?.tokensPerMinute !== undefined || tenant.limits?.tokensPerDay !== undefined;
+    // What the engine reports settles the tenant's charge in the queue, and is charged to its token budgets.
+    const work$ = contended || budgeted ? model.engine.generate(traced).pipe(meterInto(claim)) : model.engine.generate(traced);
     const release = model.hold();
     let ticket: AdmissionTicket;
     try {
@@ -105,6 +110,7 @@ export class GenerationService {
       state = 'ended';
       ticket.release();
       release();
+      if (budgeted && caller && claim.served) this.limiter?.charge(caller, claim.served.promptTokens + claim.served.completionTokens);
     };
     const admitted$ = new Observable<EngineEvent>((subscriber) => {
       if (state !== 'accepted') {
