@@ -2,7 +2,10 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
-import { readJson, startGateway, type RunningGateway } from './support/gateway.js';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
+import { captureLogs } from './support/log-capture.js';
+import { scrape, valueOf } from './support/prometheus.js';
 import { admissionOrder } from './support/tenant-streams.js';
 
 /** Tenants over a real gateway: named keys, model access, fair queues, token limits, per-tenant metrics. */
@@ -162,6 +165,61 @@ describe('token limits', () => {
       expect((refused as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ code: 'token_limit_exceeded' });
     } finally {
       await Promise.all([replicaA.close(), replicaB.close()]);
+    }
+  });
+});
+
+describe('per-tenant usage: metrics, request logs and spans', () => {
+  it('counts tokens and requests by tenant (default for keys without a name), the queue wait, and refusals by limit; logs and spans name the tenant, never the key', async () => {
+    const logs = captureLogs();
+    const spans = new InMemorySpanExporter();
+    const gateway = await startGateway(
+      {
+        responses: { store: 'off' },
+        observability: { logging: { level: 'info' }, tracing: { exporter: 'console' } },
+        auth: {
+          apiKeys: ['sk-plain-secret', { name: 'team-a', key: 'sk-team-a-secret', models: ['echo'], limits: { requestsPerMinute: 2 } }],
+        },
+        models: [
+          { name: 'echo', engine: 'stub', maxConcurrency: 4 },
+          { name: 'other', engine: 'stub' },
+        ],
+      },
+      { observability: { logDestination: logs.destination, spanExporter: spans } },
+    );
+    try {
+      const teamA = openaiFor(gateway.url, 'sk-team-a-secret');
+      await teamA.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }] });
+      expect(await teamA.chat.completions.create({ model: 'other', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error)).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(await teamA.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error)).toBeInstanceOf(OpenAI.RateLimitError);
+      await openaiFor(gateway.url, 'sk-plain-secret').chat.completions.create({ model: 'other', messages: [{ role: 'user', content: 'four five' }] });
+
+      const samples = await scrape(gateway.url);
+      const tokens = (tenant: string, model: string, kind: string) => valueOf(samples, 'gantry_tenant_tokens_total', { tenant, model, kind });
+      expect(tokens('team-a', 'echo', 'completion')).toBe(3);
+      expect(tokens('team-a', 'echo', 'prompt')).toBeGreaterThan(0);
+      expect(tokens('default', 'other', 'completion')).toBe(2);
+      expect(valueOf(samples, 'gantry_tenant_requests_total', { tenant: 'team-a', model: 'echo', outcome: 'completed' })).toBe(1);
+      // The model it may not use is counted as an unknown one is: under model="".
+      expect(valueOf(samples, 'gantry_tenant_requests_total', { tenant: 'team-a', model: '', outcome: 'rejected' })).toBe(1);
+      expect(valueOf(samples, 'gantry_tenant_requests_total', { tenant: 'default', model: 'other', outcome: 'completed' })).toBe(1);
+      expect(valueOf(samples, 'gantry_tenant_queue_time_seconds_count', { tenant: 'team-a', model: 'echo' })).toBe(1);
+      expect(valueOf(samples, 'gantry_tenant_limited_total', { tenant: 'team-a', limit: 'requests_per_minute' })).toBe(1);
+
+      expect(await eventually(() => logs.lines.filter((line) => line.context === 'Request').length === 3)).toBe(true);
+      const requestLines = logs.lines.filter((line) => line.context === 'Request');
+      expect(requestLines.map((line) => [line.tenant, line.model, line.outcome])).toEqual([
+        ['team-a', 'echo', 'completed'],
+        ['team-a', 'other', 'rejected'],
+        ['default', 'other', 'completed'],
+      ]);
+      expect(logs.raw.join('\n')).not.toContain('secret');
+      const requestSpans = spans.getFinishedSpans().filter((span) => span.name.startsWith('chat'));
+      const tenantsOfSpans = requestSpans.map((span) => span.attributes['gantry.tenant']);
+      expect(tenantsOfSpans).toEqual(['team-a', 'team-a', 'default']);
+      expect(JSON.stringify(spans.getFinishedSpans().map((span) => span.attributes))).not.toContain('secret');
+    } finally {
+      await gateway.close();
     }
   });
 });

@@ -51,17 +51,18 @@ export class KeyLimiter {
       const windows = await this.attempt('peek', () => this.store.peek(budgets.map((budget) => budget.key)));
       if (windows === FAILED) return;
       const refusal = spentBudgetRefusal(whose, budgets, windows);
-      if (refusal) throw refusal;
+      if (refusal) throw this.refused(caller, refusal.limit, refusal.error);
     }
     if (limits.requestsPerMinute !== undefined) {
       const window = await this.attempt('hit', () => this.store.hit(`rpm:${caller.limitKey}`, MINUTE_MS));
       // One failure is all a request waits for: it is let through without a slot either.
       if (window === FAILED) return;
       if (window.count > limits.requestsPerMinute) {
-        throw new GatewayError('rate_limited', `${whose} is limited to ${limits.requestsPerMinute} requests per minute.`, {
+        const error = new GatewayError('rate_limited', `${whose} is limited to ${limits.requestsPerMinute} requests per minute.`, {
           code: 'rate_limit_exceeded',
           retryAfterSeconds: Math.max(1, Math.ceil(window.resetInMs / 1000)),
         });
+        throw this.refused(caller, 'requests_per_minute', error);
       }
     }
     if (limits.concurrentStreams !== undefined && holdsStream) {
@@ -69,13 +70,20 @@ export class KeyLimiter {
       const lease = await this.attempt('acquire', () => this.store.acquire(slotKey, limits.concurrentStreams!));
       if (lease === FAILED) return;
       if (lease === undefined) {
-        throw new GatewayError('rate_limited', `${whose} is limited to ${limits.concurrentStreams} concurrent requests.`, {
+        const error = new GatewayError('rate_limited', `${whose} is limited to ${limits.concurrentStreams} concurrent requests.`, {
           code: 'concurrency_limit_exceeded',
           retryAfterSeconds: 1,
         });
+        throw this.refused(caller, 'concurrent_streams', error);
       }
       this.releaseOnClose(slotKey, lease, response);
     }
+  }
+
+  /** Counts a refusal by its tenant and limit (the refused request reaches no hook), and returns it to be thrown. */
+  private refused(caller: Caller, limit: string, error: GatewayError): GatewayError {
+    this.metrics.tenantRefusals.inc({ tenant: caller.tenant.name, limit });
+    return error;
   }
 
   /**

@@ -27,15 +27,20 @@ export function tokenBudgetsOf(caller: Caller): TokenBudget[] {
  * limit), Retry-After set to when the last spent window closes and budget returns; undefined
  * while every budget has some left.
  */
-export function spentBudgetRefusal(whose: string, budgets: readonly TokenBudget[], windows: readonly WindowCount[]): GatewayError | undefined {
+export function spentBudgetRefusal(
+  whose: string,
+  budgets: readonly TokenBudget[],
+  windows: readonly WindowCount[],
+): { error: GatewayError; limit: 'tokens_per_minute' | 'tokens_per_day' } | undefined {
   const spent = budgets.map((budget, index) => ({ budget, window: windows[index] })).filter(({ budget, window }) => window.count >= budget.limit);
   if (spent.length === 0) return undefined;
   const resetInMs = Math.max(...spent.map(({ window }) => window.resetInMs));
   const named = spent.map(({ budget }) => `${budget.limit} tokens per ${budget.per}`).join(' and ');
-  return new GatewayError('rate_limited', `${whose} has used its ${named}; budget returns when the window closes.`, {
+  const error = new GatewayError('rate_limited', `${whose} has used its ${named}; budget returns when the window closes.`, {
     code: 'token_limit_exceeded',
     retryAfterSeconds: Math.max(1, Math.ceil(resetInMs / 1000)),
   });
+  return { error, limit: spent[0].budget.per === 'minute' ? 'tokens_per_minute' : 'tokens_per_day' };
 }
 
 /** The charges of `tokens` to each budget. */
