@@ -363,6 +363,30 @@ models:
       }),
     ).toBe(true);
   });
+
+  it('SIGHUP: new keys and limits apply on every worker', async () => {
+    writeFileSync(
+      file,
+      TENANTS_CONFIG.replace('tokensPerMinute: 30', 'tokensPerMinute: 1000000').replace(
+        '    - { name: metered',
+        '    - { name: newcomer, key: sk-newcomer, priority: 1 }\n    - { name: metered',
+      ),
+    );
+    cli.child.kill('SIGHUP');
+    const served = new Set<number>();
+    expect(
+      await eventually(async () => {
+        const [newcomer, metered] = await Promise.all([
+          exchange(url, CHAT.path, chat('echo', 'hello'), { authorization: 'Bearer sk-newcomer' }),
+          exchange(url, CHAT.path, chat('echo', 'again'), { authorization: 'Bearer sk-metered' }),
+        ]);
+        if (newcomer.status === 200 && metered.status === 200) served.add(newcomer.worker).add(metered.worker);
+        return served.size === 2;
+      }),
+    ).toBe(true);
+    const reloaded = `Configuration reloaded from ${file} on 2 of 2 workers: no model changed. Also applied: auth.apiKeys.`;
+    expect(await eventually(() => logLinesOf(cli.output().stdout).some((line) => line.msg === reloaded))).toBe(true);
+  });
 });
 
 describe('server.workers with a llama model', () => {

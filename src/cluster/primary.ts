@@ -4,7 +4,7 @@ import { pino, type Logger } from 'pino';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { AdmissionLimits } from '../admission/admission-queue.js';
 import { ConfigError, loadConfig, type ConfigSources } from '../config/config-loader.js';
-import { keysNeedingRestart } from '../config/config-changes.js';
+import { applyLiveKeys, keysNeedingRestart, liveKeysChanged } from '../config/config-changes.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { admissionLimitsOf, type ModelChanges } from '../models/model-registry.js';
 import { watchConfigFile } from '../reload/config-file-watcher.js';
@@ -56,7 +56,7 @@ export function runPrimary(config: GatewayConfig, options: PrimaryOptions): void
 
 class Primary {
   private readonly logger: Logger;
-  /** What the workers run: the configuration of the start, its models as last reloaded. */
+  /** What the workers run: the configuration of the start, its live keys (models, API keys) as last reloaded. */
   private readonly running: GatewayConfig;
   /** Bumped by every applied reload; a worker that started on an older one is brought up to date. */
   private version = 0;
@@ -245,7 +245,8 @@ class Primary {
     const applied = outcomes.filter((outcome) => outcome !== undefined);
     if (serving.length > 0 && applied.length === 0) return;
     const restartKeys = keysNeedingRestart(this.running, next);
-    this.running.models = next.models;
+    const liveKeys = liveKeysChanged(this.running, next);
+    applyLiveKeys(this.running, next);
     this.version = version;
     this.admission.reconfigure(this.limitsOf(this.running));
     // Workers that became ready while the others applied it.
@@ -253,7 +254,7 @@ class Primary {
       if (link.ready && link.version !== version && !serving.includes(link)) void this.reloadWorker(link, plain(this.running), version);
     }
     const changes = applied[0] ?? { added: [], changed: [], removed: [] };
-    this.logger.info(reloadedMessage(file, changes, ` on ${applied.length} of ${serving.length} workers`));
+    this.logger.info(reloadedMessage(file, changes, ` on ${applied.length} of ${serving.length} workers`, liveKeys));
     if (restartKeys.length > 0) this.logger.warn(restartWarning(restartKeys));
   }
 
