@@ -1,5 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AdmissionCoordinator } from './admission/model-admission.js';
+import { ApiKeyRing } from './auth/api-key-ring.js';
 import { InstanceLimitStore } from './auth/limit-store.js';
 import { createGateway } from './bootstrap.js';
 import { ClusterAdmission } from './cluster/cluster-admission.js';
@@ -82,7 +83,7 @@ export async function serveAsWorker(): Promise<void> {
     process.exit(1);
   }
 
-  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds));
+  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds), { keys: app.get(ApiKeyRing) });
   const metrics = app.get(GantryMetrics);
   channel.handle('collect', () => metrics.registry.getMetricsAsJSON());
   channel.handle<{ config: unknown }>('reload', async ({ config: next }): Promise<WorkerReload> => {

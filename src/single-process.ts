@@ -1,5 +1,6 @@
 import type { Stats } from 'node:fs';
 import { Logger } from '@nestjs/common';
+import { ApiKeyRing } from './auth/api-key-ring.js';
 import { createGateway } from './bootstrap.js';
 import type { ConfigSources } from './config/config-loader.js';
 import { EngineKinds } from './engines/engine-kinds.js';
@@ -31,7 +32,7 @@ export async function serveSingleProcess(config: GatewayConfig, { sources, watch
   let stopping = false;
   // SIGHUP (and --watch-config) re-read the file: models apply to new requests at once; a file
   // refused at start is refused here with the same messages, and the running configuration stays.
-  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds));
+  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds), { keys: app.get(ApiKeyRing) });
   let reloads: Promise<unknown> = Promise.resolve();
   const reload = () => {
     if (stopping) return;

@@ -164,6 +164,36 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     expect(await eventually(() => reloads().includes(`Configuration reloaded from ${file}: models added canary.`), 5_000)).toBe(true);
     expect(reloads().every((line) => !line.includes('stub') && !line.includes('removed'))).toBe(true);
   }, 30_000);
+  it('SIGHUP: API keys, their tenants and limits apply to new requests at once', async () => {
+    const file = writeConfig(
+      'responses: { store: off }\nauth:\n  apiKeys:\n    - { name: team-a, key: sk-a, models: [echo] }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: other, engine: stub }\n',
+    );
+    const cli = startCli(['--config', file, '--port', '0']);
+    const url = await cli.listening;
+    const ask = (key: string, model: string) =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+      }).then(async (response) => ({ status: response.status, code: (await readJson(response)).error?.code }));
+    expect(await ask('sk-a', 'other')).toMatchObject({ status: 404 });
+    expect(await ask('sk-b', 'echo')).toMatchObject({ status: 401 });
+
+    writeFileSync(
+      file,
+      'responses: { store: off }\nauth:\n  apiKeys:\n    - { name: team-a, key: sk-a, limits: { requestsPerMinute: 1 } }\n    - { name: team-b, key: sk-b }\n' +
+        'models:\n  - { name: echo, engine: stub }\n  - { name: other, engine: stub }\n',
+    );
+    cli.child.kill('SIGHUP');
+    expect(await eventuallyAsync(async () => (await ask('sk-b', 'echo')).status === 200)).toBe(true);
+    // team-a may use every model now, once a minute.
+    expect(await ask('sk-a', 'other')).toMatchObject({ status: 200 });
+    expect(await ask('sk-a', 'other')).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+    const reloaded = `Configuration reloaded from ${file}: no model changed. Also applied: auth.apiKeys.`;
+    expect(await eventually(() => logLinesOf(cli.output().stdout).some((line) => line.msg === reloaded), 5_000), cli.output().stdout).toBe(true);
+    expect(logLinesOf(cli.output().stdout).some((line) => line.msg.startsWith('These changed keys take effect only after a restart'))).toBe(false);
+    expect(cli.output().stdout).not.toContain('sk-b');
+  });
 
   it('--watch-config applies a file that changed, without a signal', async () => {
     const file = writeConfig('models:\n  - { name: before, engine: stub }\n');

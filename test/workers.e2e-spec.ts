@@ -6,6 +6,7 @@ import { postStream, unpooledAgent, type StreamOutcome } from './support/http-st
 import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { CHAT } from './support/protocol-streams.js';
 import { openChatStream, words } from './support/open-stream.js';
+import { admissionOrder } from './support/tenant-streams.js';
 
 const WORKER_HEADER = 'x-gantry-worker';
 
@@ -15,7 +16,7 @@ function exchange(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; worker: number; json: any; text: string }> {
+): Promise<{ status: number; worker: number; json: any; text: string; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = request(new URL(path, base), {
@@ -34,7 +35,7 @@ function exchange(
         } catch {
           json = undefined;
         }
-        resolve({ status: response.statusCode ?? 0, worker: Number(response.headers[WORKER_HEADER]), json, text });
+        resolve({ status: response.statusCode ?? 0, worker: Number(response.headers[WORKER_HEADER]), json, text, headers: response.headers });
       });
     });
     req.on('error', reject);
@@ -310,6 +311,91 @@ describe('per-key limits with store: memory and two workers', () => {
     } finally {
       cli.child.kill('SIGKILL');
     }
+  });
+});
+
+describe('tenants with two workers', () => {
+  // A short keep-alive: a queued stream's head leaves at its first beat, which tells the test it waits.
+  const TENANTS_CONFIG = `server: { workers: 2 }
+keepalive: { intervalMs: 100 }
+responses: { store: off }
+auth:
+  apiKeys:
+    - { name: noisy, key: sk-noisy }
+    - { name: quiet, key: sk-quiet }
+    - { name: metered, key: sk-metered, limits: { tokensPerMinute: 300 } }
+models:
+  - { name: echo, engine: stub }
+  - { name: contended, engine: stub, maxConcurrency: 1, maxQueue: 20, tokenIntervalMs: 25 }
+`;
+  let file: string;
+  let cli: CliProcess;
+  let url: string;
+
+  beforeAll(async () => {
+    file = writeConfig(TENANTS_CONFIG);
+    cli = startCli(['--config', file, '--port', '0']);
+    url = await cli.listening;
+  }, 60_000);
+
+  afterAll(() => {
+    if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+  });
+
+  it("orders the instance's one queue fairly, whichever worker each stream reached: the quiet tenant goes ahead of the noisy one's queue", async () => {
+    const noisy = Array.from({ length: 5 }, (_, index) => ({ name: `noisy-${index}`, key: 'sk-noisy' }));
+    const order = await admissionOrder(url, 'contended', noisy, [{ name: 'quiet', key: 'sk-quiet' }]);
+    expect(order.indexOf('quiet'), order.join(' ')).toBeLessThanOrEqual(2);
+    expect(order.filter((name) => name !== 'quiet')).toEqual(noisy.map((stream) => stream.name));
+  });
+
+  it('counts a token budget once for the instance: spent over both workers, then refused on both', async () => {
+    const metered = { authorization: 'Bearer sk-metered' };
+    const answers: Array<Awaited<ReturnType<typeof exchange>>> = [];
+    const refusedOn = new Set<number>();
+    while (refusedOn.size < 2 && answers.length < 60) {
+      const answer = await exchange(url, CHAT.path, chat('echo', words(20)), metered);
+      answers.push(answer);
+      if (answer.status !== 429) continue;
+      expect(answer.json.error).toMatchObject({ type: 'rate_limit_error', code: 'token_limit_exceeded' });
+      expect(Number(answer.headers['retry-after'])).toBeGreaterThan(50);
+      refusedOn.add(answer.worker);
+    }
+    expect(refusedOn.size).toBe(2);
+    const served = answers.filter((answer) => answer.status === 200);
+    expect(answers.every((answer) => answer.status === 200 || answer.status === 429)).toBe(true);
+    expect(new Set(served.map((answer) => answer.worker)).size).toBe(2);
+    // One budget of 300 tokens for the instance: as many requests as it takes to spend it (one
+    // more if a charge, sent as its request ends, is still on its way when the next is admitted);
+    // a budget per worker would have served twice as many.
+    const perRequest = served[0].json.usage.total_tokens as number;
+    const toSpend = Math.ceil(300 / perRequest);
+    expect(served.length).toBeGreaterThanOrEqual(toSpend);
+    expect(served.length).toBeLessThanOrEqual(toSpend + 1);
+  });
+
+  it('SIGHUP: new keys and limits apply on every worker', async () => {
+    writeFileSync(
+      file,
+      TENANTS_CONFIG.replace('tokensPerMinute: 300', 'tokensPerMinute: 1000000').replace(
+        '    - { name: metered',
+        '    - { name: newcomer, key: sk-newcomer, priority: 1 }\n    - { name: metered',
+      ),
+    );
+    cli.child.kill('SIGHUP');
+    const served = new Set<number>();
+    expect(
+      await eventually(async () => {
+        const [newcomer, metered] = await Promise.all([
+          exchange(url, CHAT.path, chat('echo', 'hello'), { authorization: 'Bearer sk-newcomer' }),
+          exchange(url, CHAT.path, chat('echo', 'again'), { authorization: 'Bearer sk-metered' }),
+        ]);
+        if (newcomer.status === 200 && metered.status === 200) served.add(newcomer.worker).add(metered.worker);
+        return served.size === 2;
+      }),
+    ).toBe(true);
+    const reloaded = `Configuration reloaded from ${file} on 2 of 2 workers: no model changed. Also applied: auth.apiKeys.`;
+    expect(await eventually(() => logLinesOf(cli.output().stdout).some((line) => line.msg === reloaded))).toBe(true);
   });
 });
 

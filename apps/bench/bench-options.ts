@@ -3,10 +3,11 @@ import type { FailoverPlan } from './failover-scenario.js';
 import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
 import type { StoredResponsesPlan } from './responses-store-load.js';
+import type { TenantsPlan } from './tenants-scenario.js';
 import type { LoadTiming } from './streaming-load.js';
 import type { WorkersPlan } from './workers-scenario.js';
 
-export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'stored-responses', 'idle', 'multi-turn', 'failover', 'llama', 'workers'] as const;
+export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'stored-responses', 'idle', 'multi-turn', 'failover', 'llama', 'workers', 'tenants'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** How long and how hard each scenario runs. Every loop in the benchmark is bounded by these. */
@@ -28,6 +29,7 @@ export interface BenchProfile {
   failover: FailoverPlan;
   llama: { concurrencies: number[]; maxTokens: number; timing: LoadTiming };
   workers: WorkersPlan;
+  tenants: TenantsPlan;
 }
 
 /** The default run: under three minutes on a 2-vCPU machine. */
@@ -79,6 +81,15 @@ export const FULL_PROFILE: BenchProfile = {
     admission: { concurrencies: [16], tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
     roundTrips: { inFlight: [1, 16, 64], durationMs: 800 },
   },
+  tenants: {
+    noisyStreams: 32,
+    tokens: 8,
+    tokenIntervalMs: 5,
+    quietThinkMs: 50,
+    unloadedRequests: 40,
+    timing: { warmupMs: 1000, measureMs: 8000 },
+    scheduler: { waiting: 10_000, tenants: 100, operations: 200_000 },
+  },
 };
 
 /** `--quick`: the same scenarios, smaller and shorter (under a minute): a check that everything runs. */
@@ -119,6 +130,13 @@ export const QUICK_PROFILE: BenchProfile = {
     paced: { streamsPerWorker: 32, tokens: 64, rounds: 1, timing: { warmupMs: 100, measureMs: 250 } },
     admission: { concurrencies: [16], tokens: 16, rounds: 1, timing: { warmupMs: 100, measureMs: 400 } },
     roundTrips: { inFlight: [1, 64], durationMs: 100 },
+  },
+  tenants: {
+    ...FULL_PROFILE.tenants,
+    noisyStreams: 16,
+    unloadedRequests: 20,
+    timing: { warmupMs: 500, measureMs: 4000 },
+    scheduler: { waiting: 10_000, tenants: 100, operations: 50_000 },
   },
 };
 

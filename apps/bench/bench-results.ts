@@ -3,6 +3,7 @@ import type { IdleResult } from './idle-streams.js';
 import type { MultiTurnResults } from './multi-turn.js';
 import type { StoredResponsesResults } from './responses-store-load.js';
 import type { LatencyResult, NonStreamingResult, StreamingResult } from './streaming-load.js';
+import type { TenantsResults } from './tenants-scenario.js';
 import type { WorkersResults } from './workers-scenario.js';
 
 /** Target labels used in every scenario's rows. */
@@ -30,4 +31,5 @@ export interface BenchResults {
   failover?: FailoverResults;
   llama?: { available: true; model: string; results: StreamingResult[] } | { available: false; reason: string };
   workers?: WorkersResults;
+  tenants?: TenantsResults;
 }

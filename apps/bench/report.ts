@@ -1,5 +1,6 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import { renderStoredResponses } from './responses-store-report.js';
+import { renderTenants } from './tenants-report.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
 import { renderTable, type Cell } from './text-table.js';
@@ -256,6 +257,11 @@ errors: ${Object.entries(run.failures).map(([reason, count]) => `${reason} ${cou
       'Workers: admissions alone (reserve, answer, release over the IPC channel of a forked worker; no HTTP; µs per admission)',
       renderTable(['in flight', 'admissions', 'round trip', 'wall', 'worker CPU', 'primary CPU'], tripRows),
     );
+  }
+
+  if (results.tenants) {
+    const { title, body } = renderTenants(results.tenants);
+    section(title, body);
   }
 
   const quick = results.profile === 'quick' ? ' (a --quick run: indicative only)' : '';

@@ -25,6 +25,7 @@ import {
   warmUp,
   type LatencySamples,
 } from './streaming-load.js';
+import { runTenants } from './tenants-scenario.js';
 import { runWorkers } from './workers-scenario.js';
 
 /** A progress line on stderr, so that stdout holds only the report. */
@@ -170,6 +171,8 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     if (wants('llama')) results.llama = await runLlama(stack, options, progress);
 
     if (wants('workers')) results.workers = await runWorkers(stack, profile.workers, progress);
+
+    if (wants('tenants')) results.tenants = await runTenants(stack, profile.tenants, progress);
   } finally {
     await stack.dispose();
   }

@@ -1,4 +1,5 @@
 import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import { tenantRatios } from './tenants-report.js';
 
 /** One target of issue 8, as measured: `met` is undefined for figures that are reported, not judged. */
 export interface TargetCheck {
@@ -122,6 +123,19 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
   for (const trip of workers?.roundTrips ?? []) {
     const cpu = trip.workerMicrosPerAdmission + trip.primaryMicrosPerAdmission;
     checks.push({ name: `admission through the primary alone, CPU (worker + primary), ${trip.inFlight} in flight`, goal: 'report', measured: `${cpu.toFixed(1)} µs`, value: cpu });
+  }
+  if (results.tenants) {
+    for (const { order, quietVsAlone, quietVsNoisy } of tenantRatios(results.tenants)) {
+      if (order === 'fair' && quietVsAlone !== undefined) {
+        checks.push({ name: 'quiet tenant mean latency under a noisy one, fair queueing, vs alone', goal: '<= 2x', measured: `${quietVsAlone.toFixed(2)}x`, value: quietVsAlone, met: quietVsAlone <= 2 });
+      }
+      if (order === 'fifo' && quietVsNoisy !== undefined) {
+        checks.push({ name: "quiet tenant mean latency under FIFO, vs the noisy tenant's", goal: 'report (about 1x)', measured: `${quietVsNoisy.toFixed(2)}x`, value: quietVsNoisy });
+      }
+    }
+    for (const cost of results.tenants.scheduler) {
+      checks.push({ name: `scheduler CPU per request, ${cost.order}, ${cost.waiting} waiting`, goal: 'report', measured: `${cost.microsPerRequest.toFixed(2)} µs`, value: cost.microsPerRequest });
+    }
   }
   return checks;
 }

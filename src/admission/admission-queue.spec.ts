@@ -1,4 +1,4 @@
-import { NEVER, Subject, VirtualTimeScheduler, defer } from 'rxjs';
+import { EMPTY, NEVER, Subject, VirtualTimeScheduler, defer } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/gateway-error.js';
 import { AdmissionQueue, type QueueWait } from './admission-queue.js';
@@ -28,6 +28,33 @@ describe('AdmissionQueue', () => {
     works.get('a')!.complete();
     expect(started).toEqual(['a', 'b', 'c', 'd']);
     expect([queue.running, queue.queued]).toEqual([2, 0]);
+  });
+
+  it('admits the waiting requests fairly between tenants, by priority, each tenant first come first served; or in FIFO order', () => {
+    const order = (queueOrder: 'fair' | 'fifo') => {
+      const queue = new AdmissionQueue({ maxConcurrency: 1, maxQueue: 10, order: queueOrder });
+      const started: string[] = [];
+      const holder = new Subject<string>();
+      queue.run(holder).subscribe();
+      const submit = (name: string, tenant: string, priority = 0) =>
+        queue
+          .run(
+            defer(() => {
+              started.push(name);
+              return EMPTY;
+            }),
+            undefined,
+            { tenant, weight: 1, priority, background: false, promptTokens: 10, maxTokens: 0 },
+          )
+          .subscribe();
+      ['n1', 'n2', 'n3'].forEach((name) => submit(name, 'noisy'));
+      submit('q1', 'quiet');
+      submit('u1', 'urgent', 1);
+      holder.complete();
+      return started;
+    };
+    expect(order('fair')).toEqual(['u1', 'n1', 'q1', 'n2', 'n3']);
+    expect(order('fifo')).toEqual(['n1', 'n2', 'n3', 'q1', 'u1']);
   });
 
   it('refuses a request when every slot and the whole queue are taken', () => {

@@ -1,6 +1,8 @@
 import { Observable, Subject, type SchedulerLike, asyncScheduler } from 'rxjs';
 import { EngineError } from '../engine/engine-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { defaultClaim, type AdmissionClaim, type QueueOrder } from './admission-claim.js';
+import { FairQueue, type FairEntry } from './fair-queue.js';
 import type { AdmissionTicket, ModelAdmission } from './model-admission.js';
 
 export interface AdmissionLimits {
@@ -10,6 +12,8 @@ export interface AdmissionLimits {
   maxQueue: number;
   /** How long a request may wait before it fails; none when undefined. */
   queueTimeoutMs?: number;
+  /** How waiting requests are ordered (FairQueue): `fair` between tenants (the default), or `fifo`. */
+  order?: QueueOrder;
 }
 
 /** How one request's wait in the queue ended; a request admitted at once waited 0 ms. */
@@ -18,19 +22,19 @@ export interface QueueWait {
   waitMs: number;
 }
 
-interface Waiter {
+interface Waiter extends FairEntry {
   admit: () => void;
 }
 
 /**
- * Per-model admission: at most `maxConcurrency` requests run, at most `maxQueue` wait, in FIFO
- * order. `checkCapacity` refuses a request before its stream opens; `run` waits for a slot, runs
- * the work and frees the slot when the work ends or is unsubscribed (a hang-up leaves the queue at
- * once).
+ * Per-model admission: at most `maxConcurrency` requests run, at most `maxQueue` wait, admitted
+ * in the FairQueue's order (fair between tenants, or FIFO). `checkCapacity` refuses a request
+ * before its stream opens; `run` waits for a slot, runs the work and frees the slot when the work
+ * ends or is unsubscribed (a hang-up leaves the queue at once), settling its tenant's charge.
  */
 export class AdmissionQueue implements ModelAdmission {
   private runningCount = 0;
-  private readonly waiters: Waiter[] = [];
+  private readonly line: FairQueue;
   private readonly waitsSubject = new Subject<QueueWait>();
 
   /**
@@ -44,7 +48,9 @@ export class AdmissionQueue implements ModelAdmission {
   constructor(
     private currentLimits: AdmissionLimits,
     private readonly scheduler: SchedulerLike = asyncScheduler,
-  ) {}
+  ) {
+    this.line = new FairQueue(currentLimits.order);
+  }
 
   get limits(): AdmissionLimits {
     return this.currentLimits;
@@ -57,6 +63,7 @@ export class AdmissionQueue implements ModelAdmission {
    */
   setLimits(limits: AdmissionLimits): void {
     this.currentLimits = limits;
+    this.line.setOrder(limits.order ?? 'fair');
     this.admitNext();
   }
 
@@ -65,13 +72,13 @@ export class AdmissionQueue implements ModelAdmission {
   }
 
   get queued(): number {
-    return this.waiters.length;
+    return this.line.size;
   }
 
   /** Throws `overloaded` when a new request would find neither a slot nor room in the queue. */
   checkCapacity(model: string): void {
     if (this.runningCount < this.currentLimits.maxConcurrency) return;
-    if (this.waiters.length < this.currentLimits.maxQueue) return;
+    if (this.line.size < this.currentLimits.maxQueue) return;
     throw new GatewayError('overloaded', `Model '${model}' is at capacity and its queue is full; retry shortly.`, {
       code: 'queue_full',
       retryAfterSeconds: 1,
@@ -82,16 +89,17 @@ export class AdmissionQueue implements ModelAdmission {
    * A request's place in this process: capacity is checked now, and the slot or queue place taken
    * when the ticket runs (the stream's subscription), so an unused ticket holds nothing.
    */
-  reserve(model: string): AdmissionTicket {
+  reserve(model: string, claim: AdmissionClaim = defaultClaim()): AdmissionTicket {
     this.checkCapacity(model);
-    return { run: (work$, onAdmitted) => this.run(work$, onAdmitted), release: () => undefined };
+    return { run: (work$, onAdmitted) => this.run(work$, onAdmitted, claim), release: () => undefined };
   }
 
   /**
    * Runs `work$` once a slot is free; the slot is held until it completes, fails or is
-   * unsubscribed. `onAdmitted` is called when the slot is taken (queue time ends).
+   * unsubscribed. `onAdmitted` is called when the slot is taken (queue time ends). `claim` places
+   * it in line and is charged; its `served` tokens settle the charge when the slot is given back.
    */
-  run<T>(work$: Observable<T>, onAdmitted?: () => void): Observable<T> {
+  run<T>(work$: Observable<T>, onAdmitted?: () => void, claim: AdmissionClaim = defaultClaim()): Observable<T> {
     return new Observable<T>((subscriber) => {
       let admitted = false;
       let inner: { unsubscribe(): void } | undefined;
@@ -101,6 +109,7 @@ export class AdmissionQueue implements ModelAdmission {
         this.waitsSubject.next({ outcome, waitMs: this.scheduler.now() - enqueuedAt });
 
       const waiter: Waiter = {
+        claim,
         admit: () => {
           timeout?.unsubscribe();
           admitted = true;
@@ -111,14 +120,17 @@ export class AdmissionQueue implements ModelAdmission {
         },
       };
 
-      if (this.runningCount < this.currentLimits.maxConcurrency && this.waiters.length === 0) {
+      const bounded = Number.isFinite(this.currentLimits.maxConcurrency);
+      if (this.runningCount < this.currentLimits.maxConcurrency && this.line.size === 0) {
+        // A model that never queues has no service to share: nothing to charge.
+        if (bounded) this.line.admitNow(waiter);
         waiter.admit();
       } else {
-        this.waiters.push(waiter);
+        this.line.enqueue(waiter);
         if (this.currentLimits.queueTimeoutMs !== undefined) {
           const waitedMs = this.currentLimits.queueTimeoutMs;
           timeout = this.scheduler.schedule(() => {
-            this.leaveQueue(waiter);
+            this.line.leave(waiter);
             report('timed_out');
             subscriber.error(new EngineError('overloaded', `Waited ${waitedMs} ms in the queue without a free slot.`, { code: 'queue_timeout' }));
           }, waitedMs);
@@ -128,27 +140,22 @@ export class AdmissionQueue implements ModelAdmission {
       return () => {
         timeout?.unsubscribe();
         if (!admitted) {
-          if (this.leaveQueue(waiter)) report('abandoned');
+          if (this.line.leave(waiter)) report('abandoned');
           return;
         }
         inner?.unsubscribe();
         this.runningCount -= 1;
+        this.line.settle(waiter);
         this.admitNext();
       };
     });
   }
 
-  /** Removes a waiter; false when it had already left (admitted or timed out). */
-  private leaveQueue(waiter: Waiter): boolean {
-    const index = this.waiters.indexOf(waiter);
-    if (index === -1) return false;
-    this.waiters.splice(index, 1);
-    return true;
-  }
-
   private admitNext(): void {
-    while (this.runningCount < this.currentLimits.maxConcurrency && this.waiters.length > 0) {
-      this.waiters.shift()!.admit();
+    while (this.runningCount < this.currentLimits.maxConcurrency) {
+      const next = this.line.dequeue() as Waiter | undefined;
+      if (next === undefined) return;
+      next.admit();
     }
   }
 }

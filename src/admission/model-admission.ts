@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { AdmissionClaim } from './admission-claim.js';
 import type { AdmissionLimits, QueueWait } from './admission-queue.js';
 
 /**
@@ -18,7 +19,7 @@ export interface AdmissionTicket {
 
 /**
  * A model's admission: at most `limits.maxConcurrency` requests run, at most `limits.maxQueue`
- * wait, in FIFO order. Held in this process (AdmissionQueue) or, with several workers, by the
+ * wait, admitted fairly between tenants (or in FIFO order, `limits.order`). Held in this process (AdmissionQueue) or, with several workers, by the
  * primary for the whole instance; `running` and `queued` are this process's share.
  */
 export interface ModelAdmission {
@@ -27,8 +28,11 @@ export interface ModelAdmission {
   readonly queued: number;
   /** Every wait of a request of this process as it ends: admitted, abandoned or timed out. */
   readonly waits$: Observable<QueueWait>;
-  /** A place for one request, or a refusal (`overloaded`, `queue_full`) when there is none. */
-  reserve(model: string): AdmissionTicket | Promise<AdmissionTicket>;
+  /**
+   * A place for one request, or a refusal (`overloaded`, `queue_full`) when there is none.
+   * `claim` (default: tenant `default`) says where it waits and what its tenant is charged.
+   */
+  reserve(model: string, claim?: AdmissionClaim): AdmissionTicket | Promise<AdmissionTicket>;
   /** New limits from a reloaded configuration; requests already holding a place keep it. */
   setLimits(limits: AdmissionLimits): void;
 }

@@ -6,6 +6,7 @@ import type { ModelRegistry } from '../models/model-registry.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { ApiKeyGuard, presentedKey } from './api-key.guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
+import { Callers } from './callers.js';
 import { KeyLimiter } from './key-limiter.js';
 import { LimitStore, type LimitStoreOperation, type WindowCount } from './limit-store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
@@ -26,8 +27,7 @@ function metricsWithoutModels(): GantryMetrics {
 
 function guardFor(auth: Record<string, unknown>, store: LimitStore = new MemoryLimitStore(), metrics = metricsWithoutModels()): ApiKeyGuard {
   const config = parseConfig({ auth });
-  const ring = new ApiKeyRing(config.auth.apiKeys as string[]);
-  return new ApiKeyGuard(config, ring, new KeyLimiter(config, store, metrics));
+  return new ApiKeyGuard(config, ApiKeyRing.fromConfig(config.auth), new KeyLimiter(store, metrics), new Callers());
 }
 
 /** A store that is down: every call fails, and is counted. */
@@ -43,6 +43,14 @@ class FailingStore extends LimitStore {
   }
   async release(): Promise<void> {
     this.calls.push('release');
+    throw new Error('Redis did not answer within 200 ms');
+  }
+  async peek(): Promise<WindowCount[]> {
+    this.calls.push('peek');
+    throw new Error('Redis did not answer within 200 ms');
+  }
+  async charge(): Promise<void> {
+    this.calls.push('charge');
     throw new Error('Redis did not answer within 200 ms');
   }
   async close(): Promise<void> {}
@@ -164,6 +172,16 @@ describe('ApiKeyGuard', () => {
       expect(text).toContain('gantry_limit_store_errors_total{operation="renew"} 1');
       expect(warn).toHaveBeenCalledTimes(1);
       expect(String(warn.mock.calls[0][0])).toMatch(/^The limit store failed \(hit: Redis did not answer within 200 ms\); requests are let through/);
+    });
+
+    it('lets the request through when its token budgets cannot be read, asking nothing more', async () => {
+      vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const store = new FailingStore();
+      const metrics = metricsWithoutModels();
+      const guard = guardFor({ apiKeys: ['a'], limits: { tokensPerMinute: 10, requestsPerMinute: 1 } }, store, metrics);
+      await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
+      expect(store.calls).toEqual(['peek']);
+      expect(await metrics.registry.metrics()).toContain('gantry_limit_store_errors_total{operation="peek"} 1');
     });
 
     it('lets the request through without a slot when only the acquire fails', async () => {

@@ -5,6 +5,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { isMetricsPath, isProbePath, isStoredResponsePath, pathOf } from '../routing/probe-paths.js';
 import type { RequestGuard } from '../routing/request-guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
+import { Callers } from './callers.js';
 import { KeyLimiter } from './key-limiter.js';
 
 /**
@@ -12,6 +13,7 @@ import { KeyLimiter } from './key-limiter.js';
  * route is a probe or `/metrics` left open by `auth.protectHealth` / `auth.protectMetrics`.
  * The key comes as `Authorization: Bearer <key>` (OpenAI SDKs) or `x-api-key: <key>` (Anthropic
  * SDKs). Refusals are 401s in the client's protocol shape; the key is never logged or echoed.
+ * The caller it identifies (the key's id and tenant) is remembered for the request's handler.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate, RequestGuard {
@@ -19,6 +21,7 @@ export class ApiKeyGuard implements CanActivate, RequestGuard {
     @Inject(GatewayConfig) private readonly config: GatewayConfig,
     @Inject(ApiKeyRing) private readonly ring: ApiKeyRing,
     @Inject(KeyLimiter) private readonly limiter: KeyLimiter,
+    @Inject(Callers) private readonly callers: Callers,
   ) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
@@ -39,10 +42,11 @@ export class ApiKeyGuard implements CanActivate, RequestGuard {
         code: 'missing_api_key',
       });
     }
-    const keyId = this.ring.identify(presented);
-    if (keyId === undefined) throw new GatewayError('authentication', 'Invalid API key.', { code: 'invalid_api_key' });
-    if (!this.limiter.isActive) return true;
-    return this.limiter.admit(keyId, reply.raw, !isStoredResponsePath(path)).then(() => true);
+    const caller = this.ring.callerOf(presented);
+    if (caller === undefined) throw new GatewayError('authentication', 'Invalid API key.', { code: 'invalid_api_key' });
+    this.callers.remember(request, caller);
+    if (caller.tenant.limits === undefined) return true;
+    return this.limiter.admit(caller, reply.raw, !isStoredResponsePath(path)).then(() => true);
   }
 }
 

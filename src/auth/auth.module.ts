@@ -1,20 +1,14 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { resolveApiKeys } from '../config/api-key-sources.js';
 import type { KeyLimitsConfig } from '../config/auth-config.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
+import { Callers } from './callers.js';
 import { KeyLimiter } from './key-limiter.js';
 import { InstanceLimitStore, LimitStore } from './limit-store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
 import { RedisLimitStore } from './redis-limit-store.js';
-
-function createApiKeyRing(config: GatewayConfig): ApiKeyRing {
-  const { keys, problems } = resolveApiKeys(config.auth.apiKeys);
-  if (problems.length > 0) throw new Error(`Cannot load the API keys:\n  - ${problems.join('\n  - ')}`);
-  return new ApiKeyRing(keys);
-}
 
 function createLimitStore(limits: KeyLimitsConfig | undefined, instance: InstanceLimitStore | undefined): LimitStore {
   const store = limits?.store ?? 'memory';
@@ -27,11 +21,12 @@ function createLimitStore(limits: KeyLimitsConfig | undefined, instance: Instanc
   }
 }
 
-/** API keys and per-key limits, enforced by a global guard on every route. */
+/** API keys, their tenants and per-key (per-tenant) limits, enforced by a global guard on every route. */
 @Global()
 @Module({
   providers: [
-    { provide: ApiKeyRing, inject: [GatewayConfig], useFactory: createApiKeyRing },
+    { provide: ApiKeyRing, inject: [GatewayConfig], useFactory: (config: GatewayConfig) => ApiKeyRing.fromConfig(config.auth) },
+    Callers,
     {
       provide: LimitStore,
       inject: [GatewayConfig, { token: InstanceLimitStore, optional: true }],
@@ -41,8 +36,10 @@ function createLimitStore(limits: KeyLimitsConfig | undefined, instance: Instanc
     ApiKeyGuard,
     { provide: APP_GUARD, useExisting: ApiKeyGuard },
   ],
-  // Stored responses are kept per API key, and a background run holds its key's stream slot.
-  exports: [ApiKeyRing, KeyLimiter],
+  // Stored responses are kept per API key, a background run holds its key's stream slot, the
+  // handlers act on each request's caller (model access, the fair queue, token charges), and a
+  // reload swaps the keys.
+  exports: [ApiKeyRing, KeyLimiter, Callers],
 })
 export class AuthModule implements OnApplicationShutdown {
   constructor(@Inject(LimitStore) private readonly store: LimitStore) {}

@@ -1,18 +1,21 @@
 import type { ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { GatewayConfig } from '../config/gateway-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ThrottledWarning } from '../observability/logging/throttled-warning.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
+import type { Caller } from './caller.js';
 import { LimitStore, type LimitStoreOperation } from './limit-store.js';
+import { chargesOf, spentBudgetRefusal, tokenBudgetsOf } from './token-budgets.js';
 
 const MINUTE_MS = 60_000;
 /** At most one warning about store failures per interval; the metric counts every one. */
 const FAILED = Symbol('failed');
 
 /**
- * Applies `auth.limits` to one authenticated request: requests per minute, then a concurrent
- * slot held until the response closes (the stream ended, the JSON answer left, or the client hung
+ * Applies a caller's limits (its tenant's, over `auth.limits`) to one authenticated request,
+ * counted per tenant for a named key and per key otherwise: its token budgets (admitted while
+ * some is left; `charge` adds a request's tokens when the engine has reported them), requests per
+ * minute, then a concurrent slot held until the response closes (the stream ended, the JSON answer left, or the client hung
  * up). Over a limit: 429 `rate_limited` with Retry-After. If the store fails (Redis down), the
  * request goes through at once without asking it anything more: the limits protect capacity,
  * they must not take the gateway down. Failures are counted by operation and logged, at most
@@ -28,48 +31,69 @@ export class KeyLimiter {
   private warned = false;
 
   constructor(
-    @Inject(GatewayConfig) private readonly config: GatewayConfig,
     @Inject(LimitStore) private readonly store: LimitStore,
     @Inject(GantryMetrics) private readonly metrics: GantryMetrics,
   ) {
     store.onFailure((operation, error) => this.failed(operation, error));
   }
 
-  /** Whether any per-key limit is configured: without one, `admit` has nothing to do. */
-  get isActive(): boolean {
-    return this.config.auth.limits !== undefined;
-  }
-
   /**
-   * `keyId`: the ApiKeyRing's id of the key (never the key itself). `holdsStream: false` counts the
-   * request in the key's rate only, not against its concurrent streams.
+   * `caller`: whom the ApiKeyRing identified (never the key itself); nothing to do when its tenant
+   * has no limits. `holdsStream: false` counts the request in the rate only, not against the
+   * concurrent streams.
    */
-  async admit(keyId: string, response: ServerResponse, holdsStream = true): Promise<void> {
-    const limits = this.config.auth.limits;
+  async admit(caller: Caller, response: ServerResponse, holdsStream = true): Promise<void> {
+    const limits = caller.tenant.limits;
     if (limits === undefined) return;
+    const whose = subjectOf(caller);
+    if (limits.tokensPerMinute !== undefined || limits.tokensPerDay !== undefined) {
+      const budgets = tokenBudgetsOf(caller);
+      const windows = await this.attempt('peek', () => this.store.peek(budgets.map((budget) => budget.key)));
+      if (windows === FAILED) return;
+      const refusal = spentBudgetRefusal(whose, budgets, windows);
+      if (refusal) throw this.refused(caller, refusal.limit, refusal.error);
+    }
     if (limits.requestsPerMinute !== undefined) {
-      const window = await this.attempt('hit', () => this.store.hit(`rpm:${keyId}`, MINUTE_MS));
+      const window = await this.attempt('hit', () => this.store.hit(`rpm:${caller.limitKey}`, MINUTE_MS));
       // One failure is all a request waits for: it is let through without a slot either.
       if (window === FAILED) return;
       if (window.count > limits.requestsPerMinute) {
-        throw new GatewayError('rate_limited', `This API key is limited to ${limits.requestsPerMinute} requests per minute.`, {
+        const error = new GatewayError('rate_limited', `${whose} is limited to ${limits.requestsPerMinute} requests per minute.`, {
           code: 'rate_limit_exceeded',
           retryAfterSeconds: Math.max(1, Math.ceil(window.resetInMs / 1000)),
         });
+        throw this.refused(caller, 'requests_per_minute', error);
       }
     }
     if (limits.concurrentStreams !== undefined && holdsStream) {
-      const slotKey = `streams:${keyId}`;
+      const slotKey = `streams:${caller.limitKey}`;
       const lease = await this.attempt('acquire', () => this.store.acquire(slotKey, limits.concurrentStreams!));
       if (lease === FAILED) return;
       if (lease === undefined) {
-        throw new GatewayError('rate_limited', `This API key is limited to ${limits.concurrentStreams} concurrent requests.`, {
+        const error = new GatewayError('rate_limited', `${whose} is limited to ${limits.concurrentStreams} concurrent requests.`, {
           code: 'concurrency_limit_exceeded',
           retryAfterSeconds: 1,
         });
+        throw this.refused(caller, 'concurrent_streams', error);
       }
       this.releaseOnClose(slotKey, lease, response);
     }
+  }
+
+  /** Counts a refusal by its tenant and limit (the refused request reaches no hook), and returns it to be thrown. */
+  private refused(caller: Caller, limit: string, error: GatewayError): GatewayError {
+    this.metrics.tenantRefusals.inc({ tenant: caller.tenant.name, limit });
+    return error;
+  }
+
+  /**
+   * Charges a finished request's tokens (prompt + completion, as its engine reported them) to
+   * its caller's token budgets; nothing when it has none. A failed charge is counted and let go.
+   */
+  charge(caller: Caller, tokens: number): void {
+    const budgets = tokenBudgetsOf(caller);
+    if (budgets.length === 0 || !(tokens > 0)) return;
+    void this.attempt('charge', () => this.store.charge(chargesOf(budgets, tokens)));
   }
 
   private releaseOnClose(slotKey: string, lease: string, response: ServerResponse): void {
@@ -119,4 +143,9 @@ export class KeyLimiter {
     const message = (more: string) => `The limit store failed (${operation}: ${error.message}); requests are let through without per-key limits${more}.`;
     if (this.failures.failure(message)) this.warned = true;
   }
+}
+
+/** Who a refusal speaks of: the tenant of a named key, else the key. */
+function subjectOf(caller: Caller): string {
+  return caller.limitKey === caller.keyId ? 'This API key' : `The tenant '${caller.tenant.name}'`;
 }

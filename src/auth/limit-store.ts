@@ -4,8 +4,15 @@ export interface WindowCount {
   resetInMs: number;
 }
 
+/** Tokens to add to one window (a token budget), opened for `windowMs` by its first charge. */
+export interface WindowCharge {
+  key: string;
+  amount: number;
+  windowMs: number;
+}
+
 /** What a failure was doing, the label of `gantry_limit_store_errors_total`. */
-export type LimitStoreOperation = 'hit' | 'acquire' | 'release' | 'renew' | 'connection';
+export type LimitStoreOperation = 'hit' | 'acquire' | 'release' | 'renew' | 'peek' | 'charge' | 'connection';
 
 /**
  * Where per-key limits are counted: in this process (MemoryLimitStore) or shared by every
@@ -16,6 +23,12 @@ export abstract class LimitStore {
 
   /** Counts one request in `key`'s window, which opens at its first request and lasts `windowMs`. */
   abstract hit(key: string, windowMs: number): Promise<WindowCount>;
+
+  /** Each window's count as it stands, and when it closes (0 and 0 for a window not open). Counts nothing. */
+  abstract peek(keys: readonly string[]): Promise<WindowCount[]>;
+
+  /** Adds each charge to its window, in one step (atomically where the store is shared). */
+  abstract charge(charges: readonly WindowCharge[]): Promise<void>;
 
   /**
    * Takes one of `max` slots of `key` as a lease; undefined (and nothing taken) when all are

@@ -56,6 +56,31 @@ function limitStoreContract(makeStore: () => LimitStore) {
     expect(await limits.acquire(key, 1)).toBeUndefined();
   });
 
+  it('charges token windows that open at the first charge, reads them without counting, and resets them after', async () => {
+    const limits = store();
+    const minute = `tpm:${randomUUID()}`;
+    const day = `tpd:${randomUUID()}`;
+    expect(await limits.peek([minute, day])).toEqual([
+      { count: 0, resetInMs: 0 },
+      { count: 0, resetInMs: 0 },
+    ]);
+    await limits.charge([
+      { key: minute, amount: 120, windowMs: 300 },
+      { key: day, amount: 120, windowMs: 60_000 },
+    ]);
+    await limits.charge([{ key: minute, amount: 30, windowMs: 300 }]);
+    const [afterMinute, afterDay] = await limits.peek([minute, day]);
+    expect(afterMinute.count).toBe(150);
+    expect(afterMinute.resetInMs).toBeGreaterThan(0);
+    expect(afterMinute.resetInMs).toBeLessThanOrEqual(300);
+    expect(afterDay.count).toBe(120);
+    expect(afterDay.resetInMs).toBeGreaterThan(300);
+    expect((await limits.peek([minute]))[0].count).toBe(150);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(await limits.peek([minute])).toEqual([{ count: 0, resetInMs: 0 }]);
+    expect((await limits.peek([day]))[0].count).toBe(120);
+  });
+
   it('keeps counts exact under concurrent callers', async () => {
     const limits = store();
     const key = `streams:${randomUUID()}`;
@@ -63,6 +88,8 @@ function limitStoreContract(makeStore: () => LimitStore) {
     expect(results.filter((lease) => lease !== undefined)).toHaveLength(10);
     const hits = await Promise.all(Array.from({ length: 50 }, () => limits.hit(`rpm:${key}`, 60_000)));
     expect(hits.map((hit) => hit.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
+    await Promise.all(Array.from({ length: 50 }, (_, index) => limits.charge([{ key: `tpm:${key}`, amount: index + 1, windowMs: 60_000 }])));
+    expect((await limits.peek([`tpm:${key}`]))[0].count).toBe(1275);
   });
 }
 
@@ -86,6 +113,9 @@ describe.skipIf(REDIS_URL === undefined)('RedisLimitStore against a real redis-s
     expect(await replicaB.acquire(key, 1)).toEqual(expect.any(String));
     expect((await replicaA.hit(`rpm:${key}`, 60_000)).count).toBe(1);
     expect((await replicaB.hit(`rpm:${key}`, 60_000)).count).toBe(2);
+    await replicaA.charge([{ key: `tpm:${key}`, amount: 700, windowMs: 60_000 }]);
+    await replicaB.charge([{ key: `tpm:${key}`, amount: 300, windowMs: 60_000 }]);
+    expect((await replicaB.peek([`tpm:${key}`]))[0].count).toBe(1000);
   });
 
   it('frees the leases of a replica that died, even while the key stays busy, and keeps those of a live one', async () => {
@@ -125,6 +155,8 @@ describe.skipIf(REDIS_URL === undefined)('RedisLimitStore against a real redis-s
     stores.push(unreachable);
     const started = Date.now();
     await expect(unreachable.acquire('streams:x', 1)).rejects.toThrow();
+    await expect(unreachable.peek(['tpm:x'])).rejects.toThrow();
+    await expect(unreachable.charge([{ key: 'tpm:x', amount: 1, windowMs: 1000 }])).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 });

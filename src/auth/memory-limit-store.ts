@@ -1,4 +1,4 @@
-import { LimitStore, type WindowCount } from './limit-store.js';
+import { LimitStore, type WindowCharge, type WindowCount } from './limit-store.js';
 
 /** Per-key limits counted in this process: right for one replica, or for limits per replica. */
 export class MemoryLimitStore extends LimitStore {
@@ -11,13 +11,29 @@ export class MemoryLimitStore extends LimitStore {
   }
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
+    return this.add(key, 1, windowMs);
+  }
+
+  async peek(keys: readonly string[]): Promise<WindowCount[]> {
+    const now = this.now();
+    return keys.map((key) => {
+      const window = this.windows.get(key);
+      return window === undefined || window.resetAt <= now ? { count: 0, resetInMs: 0 } : { count: window.count, resetInMs: window.resetAt - now };
+    });
+  }
+
+  async charge(charges: readonly WindowCharge[]): Promise<void> {
+    for (const { key, amount, windowMs } of charges) this.add(key, amount, windowMs);
+  }
+
+  private add(key: string, amount: number, windowMs: number): WindowCount {
     const now = this.now();
     let window = this.windows.get(key);
     if (window === undefined || window.resetAt <= now) {
       window = { count: 0, resetAt: now + windowMs };
       this.windows.set(key, window);
     }
-    window.count += 1;
+    window.count += amount;
     return { count: window.count, resetInMs: window.resetAt - now };
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
-import { LimitStore, type WindowCount } from './limit-store.js';
+import { LimitStore, type WindowCharge, type WindowCount } from './limit-store.js';
 
 // Each script runs atomically in Redis, so concurrent replicas never interleave a read and a write.
 const HIT = `
@@ -11,6 +11,26 @@ if ttl < 0 then
   ttl = tonumber(ARGV[1])
 end
 return {count, ttl}`;
+
+// Each window's count and remaining time, flat: {count1, ttl1, count2, ttl2, ...}; 0, 0 for a window not open.
+const PEEK = `
+local reply = {}
+for index = 1, #KEYS do
+  local ttl = redis.call('PTTL', KEYS[index])
+  local count = 0
+  if ttl > 0 then count = tonumber(redis.call('GET', KEYS[index])) else ttl = 0 end
+  reply[2 * index - 1] = count
+  reply[2 * index] = ttl
+end
+return reply`;
+
+// Adds ARGV[2i-1] to KEYS[i], opening it for ARGV[2i] ms at its first charge (as HIT does).
+const CHARGE = `
+for index = 1, #KEYS do
+  redis.call('INCRBY', KEYS[index], ARGV[2 * index - 1])
+  if redis.call('PTTL', KEYS[index]) < 0 then redis.call('PEXPIRE', KEYS[index], ARGV[2 * index]) end
+end
+return #KEYS`;
 
 // A key's slots are a sorted set of leases scored by their expiry (Redis time, so replicas' clocks
 // do not matter): expired leases are dropped before counting. Past its deadline (ARGV[4], Redis
@@ -71,7 +91,8 @@ const clock = () => performance.timeOrigin + performance.now();
 
 /**
  * Per-key limits shared by every gateway replica through Redis: a fixed window per key for
- * requests per minute (INCR, and PEXPIRE at the window's first request), and leases per key for
+ * requests per minute (INCR, and PEXPIRE at the window's first request), token budgets the same
+ * way (INCRBY when a request's tokens are known; read before admitting one), and leases per key for
  * concurrent streams (a sorted set of leases that expire unless their replica renews them).
  *
  * A limit command must not outlive the request it decides, or an outage leaves slots taken that
@@ -134,6 +155,23 @@ export class RedisLimitStore extends LimitStore {
   async hit(key: string, windowMs: number): Promise<WindowCount> {
     const [count, ttl] = await this.send(() => this.redis.eval(HIT, 1, this.prefix + key, windowMs) as Promise<[number, number]>);
     return { count, resetInMs: ttl };
+  }
+
+  async peek(keys: readonly string[]): Promise<WindowCount[]> {
+    const reply = await this.send(() => this.redis.eval(PEEK, keys.length, ...keys.map((key) => this.prefix + key)) as Promise<number[]>);
+    return keys.map((_, index) => ({ count: reply[2 * index], resetInMs: reply[2 * index + 1] }));
+  }
+
+  async charge(charges: readonly WindowCharge[]): Promise<void> {
+    if (charges.length === 0) return;
+    await this.send(() =>
+      this.redis.eval(
+        CHARGE,
+        charges.length,
+        ...charges.map(({ key }) => this.prefix + key),
+        ...charges.flatMap(({ amount, windowMs }) => [Math.round(amount), windowMs]),
+      ),
+    );
   }
 
   async acquire(key: string, max: number): Promise<string | undefined> {

@@ -1,5 +1,6 @@
 import { NEVER, Subject, defer } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import type { AdmissionClaim } from '../admission/admission-claim.js';
 import type { AdmissionLimits, QueueWait } from '../admission/admission-queue.js';
 import type { AdmissionTicket, ModelAdmission } from '../admission/model-admission.js';
 import { ClusterAdmission } from './cluster-admission.js';
@@ -7,8 +8,9 @@ import { InstanceAdmission } from './instance-admission.js';
 import { IpcChannel, type ChannelMessage } from './ipc-channel.js';
 import { serveAdmission } from './primary-handlers.js';
 
-/** Messages are delivered on a later turn, as Node's IPC does. */
+/** Messages are delivered on a later turn, as copies (JSON), as Node's IPC does. */
 const later = (deliver: () => void) => setImmediate(deliver);
+const copied = (message: ChannelMessage): ChannelMessage => JSON.parse(JSON.stringify(message));
 const settle = () => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
 /**
@@ -21,8 +23,8 @@ function instance(count: number, configured: Record<string, AdmissionLimits> = {
   const workers = Array.from({ length: count }, (_, index) => {
     const id = index + 1;
     let toWorker: IpcChannel | undefined;
-    const toPrimary = new IpcChannel((message: ChannelMessage) => later(() => primarySide.receive(message)));
-    const primarySide = new IpcChannel((message: ChannelMessage) => later(() => toWorker!.receive(message)));
+    const toPrimary = new IpcChannel((message: ChannelMessage) => later(() => primarySide.receive(copied(message))));
+    const primarySide = new IpcChannel((message: ChannelMessage) => later(() => toWorker!.receive(copied(message))));
     toWorker = toPrimary;
     serveAdmission(primarySide, id, primary);
     return { id, admission: new ClusterAdmission(toPrimary) };
@@ -46,9 +48,11 @@ function runTicket(ticket: AdmissionTicket, name: string, log: string[]) {
   return { finish: () => work.complete(), hangUp: () => subscription.unsubscribe() };
 }
 
-async function reserve(admission: ModelAdmission, model = 'm'): Promise<AdmissionTicket> {
-  return admission.reserve(model);
+async function reserve(admission: ModelAdmission, model = 'm', claim?: AdmissionClaim): Promise<AdmissionTicket> {
+  return admission.reserve(model, claim);
 }
+
+const claimOf = (tenant: string, promptTokens = 100): AdmissionClaim => ({ tenant, weight: 1, priority: 0, background: false, promptTokens, maxTokens: 0 });
 
 describe('admission for the instance, through the primary', () => {
   it('admits maxConcurrency requests across workers and refuses the rest before they run', async () => {
@@ -90,6 +94,35 @@ describe('admission for the instance, through the primary', () => {
     await settle();
     expect(primary.totals).toEqual({ running: 0, queued: 0 });
     expect([a.running, a.queued, b.running, b.queued]).toEqual([0, 0, 0, 0]);
+  });
+
+  it('decides the fair order in the primary for every worker: a quiet tenant goes ahead of a noisy one queued on the other worker, each charged what it used', async () => {
+    const { primary, workers } = instance(2);
+    const [a, b] = workers.map((worker) => worker.admission.admissionFor('m', limits(1, 20)));
+    const log: string[] = [];
+    const noisy = [];
+    for (let index = 0; index < 4; index += 1) noisy.push(runTicket(await reserve(a, 'm', claimOf('noisy')), `noisy-${index}`, log));
+    const quietClaim = claimOf('quiet');
+    const quiet = runTicket(await reserve(b, 'm', quietClaim), 'quiet', log);
+    await settle();
+    expect(log).toEqual(['noisy-0 started']);
+    noisy[0].finish();
+    await settle();
+    // Not behind the three noisy requests queued before it: the quiet tenant had no service yet.
+    expect(log).toEqual(['noisy-0 started', 'quiet started']);
+    // The tokens it used travel with the release and settle its charge in the primary.
+    quietClaim.served = { promptTokens: 100, completionTokens: 5000 };
+    quiet.finish();
+    await settle();
+    expect(log.slice(2)).toEqual(['noisy-1 started']);
+    const again = runTicket(await reserve(b, 'm', claimOf('quiet')), 'quiet again', log);
+    noisy[1].finish();
+    await settle();
+    // The quiet tenant used 5,100 tokens: the noisy one's waiting requests now go first.
+    expect(log.slice(3)).toEqual(['noisy-2 started']);
+    for (const request of [...noisy.slice(1), again]) request.hangUp();
+    await settle();
+    expect(primary.totals).toEqual({ running: 0, queued: 0 });
   });
 
   it('fails a request that waited queueTimeoutMs, in-band, and reports the wait', async () => {

@@ -1,4 +1,5 @@
 import { Observable, Subject, merge } from 'rxjs';
+import type { AdmissionClaim } from '../admission/admission-claim.js';
 import { AdmissionQueue, type AdmissionLimits, type QueueWait } from '../admission/admission-queue.js';
 import { AdmissionCoordinator, type AdmissionTicket, type ModelAdmission } from '../admission/model-admission.js';
 import { EngineError } from '../engine/engine-error.js';
@@ -15,7 +16,7 @@ interface TicketTally {
 
 /**
  * A worker's admission, decided by the primary for the whole instance: each accepted request of
- * a model with a `maxConcurrency` reserves its place there (one round trip, before the stream
+ * a model with a `maxConcurrency` reserves its place there, in the one fair queue of the instance (one round trip, before the stream
  * opens, so a refusal is still a real 429), waits for the primary's word while its stream sends
  * keep-alives, and gives the place back when it ends. A model without a concurrency limit never
  * queues, so there is nothing to share: it is admitted here, at no cost.
@@ -44,17 +45,21 @@ export class ClusterAdmission extends AdmissionCoordinator {
     for (const ticket of [...this.tickets.values()]) ticket.fail(new ChannelClosedError());
   }
 
-  /** Asks the primary for a place; resolves once it answered (admitted or queued), or rejects with its refusal. */
-  async reserve(model: string, limits: AdmissionLimits, tally: TicketTally): Promise<AdmissionTicket> {
+  /**
+   * Asks the primary for a place; resolves once it answered (admitted or queued), or rejects with
+   * its refusal. The claim goes with it (the primary's queue orders by it), and its `served`
+   * tokens with the release (they settle the tenant's charge there).
+   */
+  async reserve(model: string, limits: AdmissionLimits, tally: TicketTally, claim?: AdmissionClaim): Promise<AdmissionTicket> {
     const id = (this.nextTicket += 1);
     const ticket = new RemoteTicket(tally, () => {
       this.tickets.delete(id);
-      this.channel.notify('release', { ticket: id });
+      this.channel.notify('release', { ticket: id, served: claim?.served });
     });
     this.tickets.set(id, ticket);
     let answer: ReserveAnswer;
     try {
-      answer = await this.channel.call<ReserveAnswer>('reserve', { ticket: id, model, limits });
+      answer = await this.channel.call<ReserveAnswer>('reserve', { ticket: id, model, limits, claim });
     } catch (error) {
       this.tickets.delete(id);
       throw error;
@@ -98,9 +103,9 @@ class ClusterModelAdmission implements ModelAdmission {
     this.local.setLimits(limits);
   }
 
-  reserve(model: string): AdmissionTicket | Promise<AdmissionTicket> {
-    if (!Number.isFinite(this.current.maxConcurrency)) return this.local.reserve(model);
-    return this.coordinator.reserve(model, this.current, this.tally);
+  reserve(model: string, claim?: AdmissionClaim): AdmissionTicket | Promise<AdmissionTicket> {
+    if (!Number.isFinite(this.current.maxConcurrency)) return this.local.reserve(model, claim);
+    return this.coordinator.reserve(model, this.current, this.tally, claim);
   }
 }
 

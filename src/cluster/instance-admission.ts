@@ -1,4 +1,5 @@
 import { Observable, type Subscription } from 'rxjs';
+import { defaultClaim, type AdmissionClaim } from '../admission/admission-claim.js';
 import { AdmissionQueue, type AdmissionLimits } from '../admission/admission-queue.js';
 
 /** What the primary tells the worker that holds a ticket. */
@@ -11,13 +12,13 @@ export interface TicketHolder {
 
 /**
  * The instance's admission, held by the primary: one AdmissionQueue per model for every worker,
- * so `maxConcurrency` and `maxQueue` hold for the instance and the queue is one FIFO across
- * workers. A ticket (worker id, ticket id) takes its slot or queue place when reserved and gives
- * it back when released, or when its worker dies.
+ * so `maxConcurrency` and `maxQueue` hold for the instance and the queue order (fair between
+ * tenants, or FIFO) is decided here, across workers. A ticket (worker id, ticket id) takes its
+ * slot or queue place when reserved and gives it back when released, or when its worker dies.
  */
 export class InstanceAdmission {
   private readonly queues = new Map<string, AdmissionQueue>();
-  private readonly tickets = new Map<string, { worker: number; subscription: Subscription }>();
+  private readonly tickets = new Map<string, { worker: number; claim: AdmissionClaim; subscription: Subscription }>();
 
   /** @param configuredLimits the limits the primary's own configuration gives a model, if it has it. */
   constructor(private configuredLimits: (model: string) => AdmissionLimits | undefined) {}
@@ -42,17 +43,18 @@ export class InstanceAdmission {
    * Takes a slot or a queue place for a worker's ticket, or throws `overloaded` (`queue_full`).
    * `holder` hears when the ticket is admitted (maybe before this returns) or times out.
    * `workerLimits` serve a model the primary's configuration does not have (yet, or any more).
+   * `claim`: the request's tenant class and charge (the worker's, as it identified the caller).
    */
-  reserve(worker: number, ticket: number, model: string, workerLimits: AdmissionLimits, holder: TicketHolder): void {
+  reserve(worker: number, ticket: number, model: string, workerLimits: AdmissionLimits, holder: TicketHolder, claim: AdmissionClaim = defaultClaim()): void {
     const queue = this.queueFor(model, workerLimits);
     queue.checkCapacity(model);
     const key = ticketKey(worker, ticket);
     const place = new Observable<never>(() => {
       holder.admitted();
     });
-    const entry = { worker, subscription: undefined as unknown as Subscription };
+    const entry = { worker, claim, subscription: undefined as unknown as Subscription };
     this.tickets.set(key, entry);
-    entry.subscription = queue.run(place).subscribe({
+    entry.subscription = queue.run(place, undefined, claim).subscribe({
       error: (error: Error) => {
         this.tickets.delete(key);
         holder.timedOut(error.message);
@@ -60,12 +62,16 @@ export class InstanceAdmission {
     });
   }
 
-  /** Gives a ticket's place back: it leaves the queue, or frees its slot for the next in line. */
-  release(worker: number, ticket: number): void {
+  /**
+   * Gives a ticket's place back: it leaves the queue, or frees its slot for the next in line,
+   * its tenant charged the tokens it `served` (as the engine reported them; none: the estimate).
+   */
+  release(worker: number, ticket: number, served?: AdmissionClaim['served']): void {
     const key = ticketKey(worker, ticket);
     const entry = this.tickets.get(key);
     if (!entry) return;
     this.tickets.delete(key);
+    if (served !== undefined) entry.claim.served = served;
     entry.subscription.unsubscribe();
   }
 

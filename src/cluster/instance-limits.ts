@@ -1,4 +1,4 @@
-import type { WindowCount } from '../auth/limit-store.js';
+import type { WindowCharge, WindowCount } from '../auth/limit-store.js';
 import { MemoryLimitStore } from '../auth/memory-limit-store.js';
 
 /**
@@ -12,6 +12,14 @@ export class InstanceLimits {
 
   hit(key: string, windowMs: number): Promise<WindowCount> {
     return this.store.hit(key, windowMs);
+  }
+
+  peek(keys: readonly string[]): Promise<WindowCount[]> {
+    return this.store.peek(keys);
+  }
+
+  charge(charges: readonly WindowCharge[]): Promise<void> {
+    return this.store.charge(charges);
   }
 
   async acquire(worker: number, key: string, max: number): Promise<string | undefined> {

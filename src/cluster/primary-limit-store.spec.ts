@@ -33,6 +33,21 @@ describe('per-key limits of store: memory across workers (PrimaryLimitStore, Ins
     expect(await stores[1].acquire('streams:k', 1)).toEqual(expect.any(String));
   });
 
+  it('keeps one token budget for the instance: charges from every worker, read by any', async () => {
+    const { stores } = instance(2);
+    await stores[0].charge([{ key: 'tpm:t', amount: 400, windowMs: 60_000 }]);
+    await stores[1].charge([
+      { key: 'tpm:t', amount: 100, windowMs: 60_000 },
+      { key: 'tpd:t', amount: 100, windowMs: 86_400_000 },
+    ]);
+    await settle();
+    const [minute, day] = await stores[0].peek(['tpm:t', 'tpd:t']);
+    expect(minute.count).toBe(500);
+    expect(day.count).toBe(100);
+    expect(minute.resetInMs).toBeLessThanOrEqual(60_000);
+    expect((await stores[1].peek(['tpm:other']))[0]).toEqual({ count: 0, resetInMs: 0 });
+  });
+
   it("gives a dead worker's leases back at once", async () => {
     const { limits, stores } = instance(2);
     expect(await stores[0].acquire('streams:k', 2)).toBeDefined();

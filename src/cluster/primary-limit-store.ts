@@ -1,5 +1,5 @@
 import { InstanceLimitStore } from '../auth/limit-store.js';
-import type { WindowCount } from '../auth/limit-store.js';
+import type { WindowCharge, WindowCount } from '../auth/limit-store.js';
 import type { IpcChannel } from './ipc-channel.js';
 
 /**
@@ -14,6 +14,15 @@ export class PrimaryLimitStore extends InstanceLimitStore {
 
   hit(key: string, windowMs: number): Promise<WindowCount> {
     return this.channel.call<WindowCount>('hit', { key, windowMs });
+  }
+
+  peek(keys: readonly string[]): Promise<WindowCount[]> {
+    return this.channel.call<WindowCount[]>('peek', { keys });
+  }
+
+  /** Told, not asked: a charge the primary never gets (it is gone) has nothing left to limit. */
+  async charge(charges: readonly WindowCharge[]): Promise<void> {
+    this.channel.notify('charge', { charges });
   }
 
   async acquire(key: string, max: number): Promise<string | undefined> {

@@ -5,7 +5,7 @@ import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, ty
 import type { AdmissionLimits } from '../admission/admission-queue.js';
 import { ConfigError } from '../config/config-error.js';
 import type { ConfigSources } from '../config/config-loader.js';
-import { keysNeedingRestart } from '../config/config-changes.js';
+import { applyLiveKeys, keysNeedingRestart, liveKeysChanged } from '../config/config-changes.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { admissionLimitsOf } from '../models/model-registry.js';
 import { watchConfigFile } from '../reload/config-file-watcher.js';
@@ -58,7 +58,7 @@ export function runPrimary(config: GatewayConfig, options: PrimaryOptions): void
 
 class Primary {
   private readonly logger: Logger;
-  /** What the workers run: the configuration of the start, its models as last reloaded. */
+  /** What the workers run: the configuration of the start, its live keys (models, API keys) as last reloaded. */
   private readonly running: GatewayConfig;
   /** Bumped by every applied reload; a worker that started on an older one is brought up to date. */
   private version = 0;
@@ -270,7 +270,8 @@ class Primary {
       return;
     }
     const restartKeys = keysNeedingRestart(this.running, next);
-    this.running.models = next.models;
+    const liveKeys = liveKeysChanged(this.running, next);
+    applyLiveKeys(this.running, next);
     this.version = version;
     this.admission.reconfigure(this.limitsOf(this.running));
     // Workers that became ready while the others applied it.
@@ -278,7 +279,7 @@ class Primary {
       if (link.ready && link.version !== version && !serving.includes(link)) void this.reloadWorker(link, plain(this.running), version);
     }
     const changes = applied[0] ?? { added: [], changed: [], removed: [] };
-    this.logger.info(reloadedMessage(file, changes, ` on ${applied.length} of ${serving.length} workers`));
+    this.logger.info(reloadedMessage(file, changes, ` on ${applied.length} of ${serving.length} workers`, liveKeys));
     if (restartKeys.length > 0) this.logger.warn(restartWarning(restartKeys));
   }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ValidateBy, type ValidationOptions } from 'class-validator';
 
 /**
- * Where an API key comes from, as written in `auth.apiKeys`:
+ * Where an API key comes from, as written in `auth.apiKeys` (or a named key's `key`):
  * - a string: the key itself (fine for development; prefer the two forms below in production);
  * - `{ env: NAME }`: the value of environment variable NAME (one key);
  * - `{ file: PATH }`: a file with one key per line (blank lines and lines starting with `#`
@@ -10,26 +10,66 @@ import { ValidateBy, type ValidationOptions } from 'class-validator';
  */
 export type ApiKeySource = string | { env: string } | { file: string };
 
-/** Validates one `auth.apiKeys` entry against the three forms of ApiKeySource. */
+/** Whether a value is one of the three forms of ApiKeySource. */
+export function isApiKeySource(value: unknown): value is ApiKeySource {
+  if (typeof value === 'string') return value.trim().length > 0;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  if (keys.length !== 1 || (keys[0] !== 'env' && keys[0] !== 'file')) return false;
+  const reference = (value as Record<string, unknown>)[keys[0]];
+  return typeof reference === 'string' && reference.length > 0;
+}
+
+/** Validates a key source (each entry of a list by default) against the three forms of ApiKeySource. */
 export function IsApiKeySource(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
       name: 'isApiKeySource',
       validator: {
-        validate: (value) => {
-          if (typeof value === 'string') return value.trim().length > 0;
-          if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-          const keys = Object.keys(value);
-          if (keys.length !== 1 || (keys[0] !== 'env' && keys[0] !== 'file')) return false;
-          const reference = (value as Record<string, unknown>)[keys[0]];
-          return typeof reference === 'string' && reference.length > 0;
-        },
+        validate: (value) => isApiKeySource(value),
         defaultMessage: (args) =>
-          `${args?.property} entries must each be a key (a non-empty string), { env: NAME } or { file: PATH }`,
+          options?.each === false
+            ? `${args?.property} must be a key (a non-empty string), { env: NAME } or { file: PATH }`
+            : `${args?.property} entries must each be a key (a non-empty string), { env: NAME } or { file: PATH }`,
       },
     },
     { each: true, ...options },
   );
+}
+
+/** One key read from a source, and where it was written (for messages; never the key). */
+export interface SourcedKey {
+  key: string;
+  where: string;
+}
+
+export type EnvironmentVariables = Record<string, string | undefined>;
+export type FileReader = (path: string) => string;
+export const readTextFile: FileReader = (path) => readFileSync(path, 'utf8');
+
+/**
+ * The keys of one source, or the problem that makes it yield none. A reference that yields
+ * nothing (an unset variable, a missing or empty file) is a problem, not an empty list: a typo
+ * must never turn a protected gateway into an open one.
+ */
+export function readApiKeySource(source: ApiKeySource, where: string, env: EnvironmentVariables, readFile: FileReader): SourcedKey[] | string {
+  if (typeof source === 'string') return [{ key: source.trim(), where }];
+  if ('env' in source) {
+    const value = env[source.env]?.trim();
+    return value ? [{ key: value, where }] : `${where}: the environment variable ${source.env} is not set or empty`;
+  }
+  let text: string;
+  try {
+    text = readFile(source.file);
+  } catch (error) {
+    return `${where}: cannot read the key file ${source.file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
+  }
+  const keys: SourcedKey[] = [];
+  text.split(/\r?\n/).forEach((line, index) => {
+    const key = line.trim();
+    if (key.length > 0 && !key.startsWith('#')) keys.push({ key, where: `${where} (${source.file} line ${index + 1})` });
+  });
+  return keys.length > 0 ? keys : `${where}: the key file ${source.file} holds no key`;
 }
 
 export interface ResolvedApiKeys {
@@ -38,41 +78,14 @@ export interface ResolvedApiKeys {
   problems: string[];
 }
 
-/**
- * Reads every source into the list of accepted keys. A reference that yields nothing (an unset
- * variable, a missing or empty file) is a problem, not an empty list: a typo must never turn a
- * protected gateway into an open one.
- */
-export function resolveApiKeys(
-  sources: readonly ApiKeySource[],
-  env: Record<string, string | undefined> = process.env,
-  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
-): ResolvedApiKeys {
+/** Reads plain sources into the list of keys they hold (see readApiKeySource). */
+export function resolveApiKeys(sources: readonly ApiKeySource[], env: EnvironmentVariables = process.env, readFile: FileReader = readTextFile): ResolvedApiKeys {
   const keys: string[] = [];
   const problems: string[] = [];
   sources.forEach((source, index) => {
-    const where = `auth.apiKeys[${index}]`;
-    if (typeof source === 'string') {
-      keys.push(source.trim());
-    } else if ('env' in source) {
-      const value = env[source.env]?.trim();
-      if (value) keys.push(value);
-      else problems.push(`${where}: the environment variable ${source.env} is not set or empty`);
-    } else {
-      let text: string;
-      try {
-        text = readFile(source.file);
-      } catch (error) {
-        problems.push(`${where}: cannot read the key file ${source.file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-        return;
-      }
-      const fromFile = text
-        .split(/\r?\n/)
-        .map((line) => line.trim())
-        .filter((line) => line.length > 0 && !line.startsWith('#'));
-      for (const key of fromFile) keys.push(key);
-      if (fromFile.length === 0) problems.push(`${where}: the key file ${source.file} holds no key`);
-    }
+    const read = readApiKeySource(source, `auth.apiKeys[${index}]`, env, readFile);
+    if (typeof read === 'string') problems.push(read);
+    else for (const { key } of read) keys.push(key);
   });
   return { keys, problems };
 }

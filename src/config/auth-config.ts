@@ -1,27 +1,18 @@
-import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Min, ValidateIf, ValidateNested } from 'class-validator';
-import { IsApiKeySource, type ApiKeySource } from './api-key-sources.js';
+import { Transform, Type } from 'class-transformer';
+import { IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Min, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
+import type { ApiKeyEntry } from './api-key-entries.js';
+import { isApiKeySource } from './api-key-sources.js';
+import { isNamedEntry, TenantLimitsConfig, toApiKeyEntries } from './tenant-config.js';
 
 export const LIMIT_STORES = ['memory', 'redis'] as const;
 export type LimitStoreKind = (typeof LIMIT_STORES)[number];
 
 /**
- * Limits applied to each API key separately. `memory` counts in this process only; `redis`
- * shares the counts between every gateway replica that points at the same Redis.
+ * Limits applied to each key without a name separately, and the defaults of named keys (see
+ * TenantLimitsConfig), and where they are counted: `memory` in this process (with workers, the
+ * primary's), `redis` shared by every gateway replica that points at the same Redis.
  */
-export class KeyLimitsConfig {
-  /** Requests a key may start per minute (a window that opens at its first request). */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  requestsPerMinute?: number;
-
-  /** Requests (streams and non-streaming alike) a key may have in flight at once. */
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  concurrentStreams?: number;
-
+export class KeyLimitsConfig extends TenantLimitsConfig {
   @IsIn(LIMIT_STORES)
   store: LimitStoreKind = 'memory';
 
@@ -45,14 +36,31 @@ export class KeyLimitsConfig {
   redisKeyPrefix: string = 'gantry:limits:';
 }
 
+/** Validates each `auth.apiKeys` entry: a key source, or a named key (whose fields are checked on their own, tenant-config.ts). */
+function IsApiKeyEntry(): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isApiKeyEntry',
+      validator: {
+        validate: (value) => isApiKeySource(value) || isNamedEntry(value),
+        defaultMessage: (args) =>
+          `${args?.property} entries must each be a key (a non-empty string), { env: NAME }, { file: PATH } or a named key { name, key, ... }`,
+      },
+    },
+    { each: true },
+  );
+}
+
 /**
  * Who may call the gateway. With no `apiKeys` the gateway is open; otherwise every request
- * needs one of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`.
+ * needs one of them, as `Authorization: Bearer <key>` or `x-api-key: <key>`. Keys without a name
+ * share the tenant `default`; a named key is a tenant of its own.
  */
 export class AuthConfig {
   @IsArray()
-  @IsApiKeySource()
-  apiKeys: ApiKeySource[] = [];
+  @IsApiKeyEntry()
+  @Transform(({ value }) => toApiKeyEntries(value), { toClassOnly: true })
+  apiKeys: ApiKeyEntry[] = [];
 
   /** Whether `/health` and `/ready` need a key too (probes usually cannot send one). */
   @IsBoolean()

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from './config-loader.js';
-import { canonicalJson, changedPaths, keysNeedingRestart } from './config-changes.js';
+import { applyLiveKeys, canonicalJson, changedPaths, keysNeedingRestart, liveKeysChanged } from './config-changes.js';
 
 describe('configuration changes (a reload)', () => {
   it('compares values whatever their keys order', () => {
@@ -23,8 +23,31 @@ describe('configuration changes (a reload)', () => {
       models: [{ name: 'b', engine: 'stub', maxConcurrency: 3 }],
     });
     const keys = keysNeedingRestart(running, next);
-    expect(keys).toEqual(['auth.apiKeys', 'keepalive.intervalMs', 'server.port', 'server.workers']);
-    expect(keys.join(' ')).not.toContain('secret');
+    expect(keys).toEqual(['keepalive.intervalMs', 'server.port', 'server.workers']);
+    expect([...keys, ...liveKeysChanged(running, next)].join(' ')).not.toContain('secret');
     expect(keysNeedingRestart(running, parseConfig({ auth: { apiKeys: ['sk-old-secret'] }, responses: { store: 'off' }, models: [{ name: 'z', engine: 'stub' }] }))).toEqual([]);
+  });
+
+  it('applies the API keys, their tenants and the limit values live, and keeps where limits are counted until a restart', () => {
+    const running = parseConfig({ auth: { apiKeys: ['sk-a'] }, responses: { store: 'off' } });
+    const next = parseConfig({
+      auth: {
+        apiKeys: ['sk-a', { name: 'team', key: 'sk-b', weight: 3, limits: { tokensPerDay: 10 } }],
+        protectMetrics: true,
+        limits: { tokensPerMinute: 500, store: 'redis', redisUrl: 'redis://10.0.0.9:6379' },
+      },
+      responses: { store: 'off' },
+    });
+    expect(liveKeysChanged(running, next)).toEqual(['auth.apiKeys', 'auth.limits.tokensPerMinute', 'auth.protectMetrics']);
+    expect(keysNeedingRestart(running, next)).toEqual(['auth.limits.redisUrl', 'auth.limits.store']);
+    applyLiveKeys(running, next);
+    expect(running.auth.apiKeys).toBe(next.auth.apiKeys);
+    expect(running.auth.protectMetrics).toBe(true);
+    // The limit values apply; the store stays the one built at start.
+    expect(running.auth.limits).toMatchObject({ tokensPerMinute: 500, store: 'memory' });
+    expect(running.auth.limits!.redisUrl).toBeUndefined();
+    // Nothing left to apply, and the store's change still waits for a restart.
+    expect(liveKeysChanged(running, next)).toEqual([]);
+    expect(keysNeedingRestart(running, next)).toEqual(['auth.limits.redisUrl', 'auth.limits.store']);
   });
 });

@@ -3,10 +3,11 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
-import { resolveApiKeys } from './api-key-sources.js';
+import { resolveApiKeyEntries } from './api-key-entries.js';
 import { ConfigError } from './config-error.js';
 import { GatewayConfig } from './gateway-config.js';
 import { modelEntriesOf, modelsByKind, type ModelKind } from './model-entries.js';
+import { namedKeyProblems } from './tenant-config.js';
 import { workerCount } from './server-config.js';
 
 /** How a configuration is read: at start, or again by a reload. */
@@ -93,7 +94,8 @@ export function parseConfig(raw: unknown, origin = 'config', kinds?: readonly Mo
     problems.push(...entryProblems);
   }
   if (problems.length > 0) throw new ConfigError(origin, problems);
-  problems.push(...resolveApiKeys(config.auth.apiKeys).problems);
+  problems.push(...namedKeyProblems(config.auth.apiKeys));
+  problems.push(...resolveApiKeyEntries(config.auth.apiKeys).problems);
   if (config.auth.limits !== undefined && config.auth.apiKeys.length === 0) {
     problems.push('auth.limits applies per API key: set auth.apiKeys too');
   }

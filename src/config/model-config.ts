@@ -1,4 +1,6 @@
-import { IsInt, IsNotEmpty, IsOptional, IsString, Matches, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Min } from 'class-validator';
+
+export const QUEUE_ORDERS = ['fair', 'fifo'] as const;
 
 /**
  * Keys every model entry has, whatever its engine. An engine kind's config class extends it with
@@ -33,6 +35,14 @@ export class ModelConfigBase {
   @IsInt()
   @Min(1)
   queueTimeoutMs?: number;
+
+  /**
+   * How waiting requests are admitted when the model is contended: `fair` (the next slot to the
+   * tenant with the least service for its weight, strict priorities first) or `fifo` (arrival
+   * order, whoever sent them).
+   */
+  @IsIn(QUEUE_ORDERS)
+  queueOrder: (typeof QUEUE_ORDERS)[number] = 'fair';
 
   /**
    * The largest `max_tokens` (`max_completion_tokens`, `max_output_tokens`) a request may ask

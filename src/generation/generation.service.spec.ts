@@ -1,12 +1,17 @@
 import { Observable, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { generationRequest } from '../../test/support/requests.js';
+import { ApiKeyRing } from '../auth/api-key-ring.js';
+import { KeyLimiter } from '../auth/key-limiter.js';
+import { MemoryLimitStore } from '../auth/memory-limit-store.js';
+import { parseConfig } from '../config/config-loader.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ModelConfig } from '../config/model-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { GenerationTelemetry } from '../observability/generation-telemetry.js';
+import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { GenerationService } from './generation.service.js';
 
 /** An engine whose events the test pushes by hand. */
@@ -143,5 +148,49 @@ describe('GenerationService across a reload', () => {
     await settle();
     expect(engine.closed).toBe(true);
     await expect(new Promise((resolve, reject) => abandoned.events$.subscribe({ complete: () => resolve(undefined), error: reject }))).rejects.toThrow(/abandoned/);
+  });
+});
+
+describe('GenerationService and the caller’s tenant', () => {
+  const config = parseConfig({
+    auth: { apiKeys: [{ name: 'team', key: 'sk-team', models: ['manual'], limits: { tokensPerMinute: 1000 } }] },
+    models: [{ name: 'manual', engine: 'stub' }],
+  });
+  const caller = ApiKeyRing.fromConfig(config.auth).callerOf('sk-team')!;
+  const models = (engine: InferenceEngine) =>
+    new ModelRegistry([
+      { config: { name: 'manual', engine: 'stub', maxConcurrency: 1 } as ModelConfig, engine },
+      { config: { name: 'other', engine: 'stub' } as ModelConfig, engine },
+    ]);
+
+  it('answers a model the tenant may not use as an unknown one, and queues its background run after its interactive request', async () => {
+    const service = new GenerationService(models(new ManualEngine()), { limits: {} } as GatewayConfig);
+    const accept = (model: string, background = false) => {
+      const telemetry = new GenerationTelemetry('responses');
+      return service.accept(generationRequest({ model }), { telemetry, stream: true, caller, background }).then((accepted) => ({ accepted, telemetry }));
+    };
+    await expect(accept('other')).rejects.toMatchObject({ kind: 'not_found', code: 'model_not_found' });
+    const holder = await accept('manual');
+    const running = holder.accepted.events$.subscribe();
+    const background = await accept('manual', true);
+    background.accepted.events$.subscribe();
+    const interactive = await accept('manual');
+    interactive.accepted.events$.subscribe();
+    running.unsubscribe();
+    expect(interactive.telemetry.admittedAt).toBeDefined();
+    expect(background.telemetry.admittedAt).toBeUndefined();
+  });
+
+  it('charges the tokens the engine reported to the tenant’s budgets when the request ends', async () => {
+    const store = new MemoryLimitStore();
+    const engine = new ManualEngine();
+    const limiter = new KeyLimiter(store, new GantryMetrics({ list: () => [] } as unknown as ModelRegistry));
+    const service = new GenerationService(models(engine), { limits: {} } as GatewayConfig, limiter);
+    const accepted = await service.accept(generationRequest({ model: 'manual' }), { telemetry: new GenerationTelemetry('chat'), stream: false, caller });
+    accepted.events$.subscribe();
+    engine.events.next({ type: 'done', finishReason: 'stop', usage: { promptTokens: 12, completionTokens: 30, cachedTokens: 0, reasoningTokens: 0 } });
+    engine.events.complete();
+    await settle();
+    expect((await store.peek(['tpm:tenant:team']))[0].count).toBe(42);
   });
 });

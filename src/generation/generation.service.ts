@@ -1,6 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { filter, Observable } from 'rxjs';
 import type { AdmissionTicket } from '../admission/model-admission.js';
+import type { Caller } from '../auth/caller.js';
+import { KeyLimiter } from '../auth/key-limiter.js';
+import { OPEN_TENANT } from '../auth/tenant.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
@@ -8,6 +11,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { ModelRegistry, type ModelRuntime } from '../models/model-registry.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
 import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from './request-limits.js';
+import { meterInto, tenantClaim } from './tenant-claim.js';
 
 /**
  * A generation accepted for a model: nothing runs until `events$` is subscribed. The generation
@@ -34,6 +38,10 @@ export interface AcceptOptions {
   /** The request's telemetry, made by the generation pipeline on arrival. */
   telemetry: GenerationTelemetry;
   stream: boolean;
+  /** Who asks (the API-key guard's caller): the models it may use, its place in a contended queue. Absent: an open gateway's caller. */
+  caller?: Caller;
+  /** A background run: queued after its tenant's interactive requests. */
+  background?: boolean;
   /** The client protocol's names for the limited fields, used in refusals. */
   names?: RequestFieldNames;
 }
@@ -51,6 +59,8 @@ export class GenerationService {
   constructor(
     @Inject(ModelRegistry) private readonly registry: ModelRegistry,
     @Inject(GatewayConfig) private readonly config: GatewayConfig,
+    /** Charges a finished request's tokens to its caller's token budgets. */
+    @Optional() @Inject(KeyLimiter) private readonly limiter?: KeyLimiter,
   ) {}
 
   /** Acceptances by request, so that counting a prompt uses the model the request was accepted on. */
@@ -62,14 +72,22 @@ export class GenerationService {
    * when several workers serve); the work itself waits in `events$`. The model is resolved once:
    * a reload meanwhile leaves this request on the engine it was accepted on.
    */
-  async accept(request: GenerationRequest, { telemetry, stream, names = DEFAULT_FIELD_NAMES }: AcceptOptions): Promise<AcceptedGeneration> {
-    const model = this.registry.resolve(request.model);
+  async accept(request: GenerationRequest, options: AcceptOptions): Promise<AcceptedGeneration> {
+    const { telemetry, stream, names = DEFAULT_FIELD_NAMES } = options;
+    const { caller } = options;
+    const tenant = caller?.tenant ?? OPEN_TENANT;
+    const model = this.registry.resolve(request.model, tenant);
     telemetry.identify({ model: request.model, engine: model.config.engine });
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
-    // The trace context the tracing interceptor wrote goes on to the engine (HTTP upstreams continue the trace);
+    // The trace context the tracing hook wrote goes on to the engine (HTTP upstreams continue the trace);
     // what the engine reports beside its events comes back to the telemetry.
     const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders, onResume: (resume) => telemetry.markResumed(resume) };
-    const generated$ = model.engine.generate(traced);
+    const contended = Number.isFinite(model.admission.limits.maxConcurrency);
+    const claim = tenantClaim(tenant, limited, options.background === true, contended);
+    const budgeted = tenant.limits?.tokensPerMinute !== undefined || tenant.limits?.tokensPerDay !== undefined;
+    const engine$ = model.engine.generate(traced);
+    // What the engine reports settles the tenant's charge in the queue, and is charged to its token budgets.
+    const generated$ = contended || budgeted ? engine$.pipe(meterInto(claim)) : engine$;
     // Hidden here, before the responder's keep-alive and fold: reasoning the client never sees
     // must not end its heartbeats. Usage still counts its tokens (they were generated).
     const work$ = traced.reasoningOutput === 'hide' ? generated$.pipe(filter((event) => event.type !== 'reasoning')) : generated$;
@@ -77,7 +95,7 @@ export class GenerationService {
     let ticket: AdmissionTicket;
     try {
       // A place decided in this process comes synchronously, as it always did: no turn in between.
-      const reserved = model.admission.reserve(request.model);
+      const reserved = model.admission.reserve(request.model, claim);
       ticket = reserved instanceof Promise ? await reserved : reserved;
     } catch (error) {
       release();
@@ -98,6 +116,7 @@ export class GenerationService {
       state = 'ended';
       ticket.release();
       release();
+      if (budgeted && caller && claim.served) this.limiter?.charge(caller, claim.served.promptTokens + claim.served.completionTokens);
     };
     const admitted$ = new Observable<EngineEvent>((subscriber) => {
       if (state !== 'accepted') {
@@ -122,13 +141,13 @@ export class GenerationService {
 
   /**
    * The prompt's token count on the model's engine (the one its request was accepted on, if it
-   * was; 404 for an unknown model). A count that fails gives the acceptance back: the stream will
+   * was; 404 for an unknown model, or one the caller may not use). A count that fails gives the acceptance back: the stream will
    * not open.
    */
-  async countPromptTokens(request: GenerationRequest, names: RequestFieldNames = DEFAULT_FIELD_NAMES): Promise<number> {
+  async countPromptTokens(request: GenerationRequest, names: RequestFieldNames = DEFAULT_FIELD_NAMES, caller?: Caller): Promise<number> {
     const accepted = this.acceptances.get(request);
     try {
-      const model = accepted?.model ?? this.registry.resolve(request.model);
+      const model = accepted?.model ?? this.registry.resolve(request.model, caller?.tenant);
       applyRequestLimits(request, model.config, this.config.limits, names);
       return await model.engine.countPromptTokens(request);
     } catch (error) {

@@ -10,7 +10,12 @@ import { EngineSlot } from './engine-slot.js';
 const DEFAULT_MAX_QUEUE = 1024;
 
 /** The keys of a model entry that only its admission and request limits read, not its engine. */
-const ADMISSION_KEYS = new Set(['maxConcurrency', 'maxQueue', 'queueTimeoutMs', 'maxTokensLimit']);
+const ADMISSION_KEYS = new Set(['maxConcurrency', 'maxQueue', 'queueTimeoutMs', 'queueOrder', 'maxTokensLimit']);
+
+/** Which models a caller may use (a tenant's `models`). */
+export interface ModelAccess {
+  canUse(model: string): boolean;
+}
 
 /** Builds the engine of a model entry (the engines' factory, or a test's). */
 export type EngineFactory = (config: ModelConfig) => Promise<InferenceEngine>;
@@ -49,6 +54,7 @@ export function admissionLimitsOf(config: ModelConfig, engineMaxConcurrency = Nu
     maxConcurrency: config.maxConcurrency ?? engineMaxConcurrency,
     maxQueue: config.maxQueue ?? DEFAULT_MAX_QUEUE,
     queueTimeoutMs: config.queueTimeoutMs,
+    order: config.queueOrder,
   };
 }
 
@@ -73,10 +79,14 @@ export class ModelRegistry {
     for (const { config, engine } of models) this.byName.set(config.name, this.runtime(config, this.slotOf(engine)));
   }
 
-  /** The model named `name`, or a 404 in the client's protocol. */
-  resolve(name: string): ModelRuntime {
+  /**
+   * The model named `name`, or a 404 in the client's protocol. `access` narrows what the caller
+   * may see: a model it may not use is answered as one that does not exist (as OpenAI answers for
+   * a model a key cannot see), so nobody learns the names of models kept from them.
+   */
+  resolve(name: string, access?: ModelAccess): ModelRuntime {
     const model = this.byName.get(name);
-    if (model) return model;
+    if (model && (access === undefined || access.canUse(name))) return model;
     throw new GatewayError('not_found', `The model '${name}' does not exist on this gateway.`, {
       param: 'model',
       code: 'model_not_found',

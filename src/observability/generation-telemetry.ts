@@ -25,6 +25,8 @@ export class GenerationTelemetry {
   withdrawn = false;
   model?: string;
   engine?: string;
+  /** The caller's tenant (a named key's name, `default` otherwise), once its handler knows it; never the key. */
+  tenant?: string;
   maxTokens?: number;
   stream = false;
   admittedAt?: number;

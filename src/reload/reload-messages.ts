@@ -1,7 +1,10 @@
 import type { ModelChanges } from '../models/model-registry.js';
 
-/** The log line of a reload that was applied: which models it added, changed and removed. */
-export function reloadedMessage(origin: string, changes: ModelChanges, where = ''): string {
+/**
+ * The log line of a reload that was applied: which models it added, changed and removed, and the
+ * other changed keys it applied (`liveKeys`: paths, never values).
+ */
+export function reloadedMessage(origin: string, changes: ModelChanges, where = '', liveKeys: readonly string[] = []): string {
   const parts = (
     [
       ['added', changes.added],
@@ -11,7 +14,8 @@ export function reloadedMessage(origin: string, changes: ModelChanges, where = '
   )
     .filter(([, names]) => names.length > 0)
     .map(([what, names]) => `${what} ${names.join(', ')}`);
-  return `Configuration reloaded from ${origin}${where}: ${parts.length > 0 ? `models ${parts.join('; ')}` : 'no model changed'}.`;
+  const applied = liveKeys.length > 0 ? ` Also applied: ${liveKeys.join(', ')}.` : '';
+  return `Configuration reloaded from ${origin}${where}: ${parts.length > 0 ? `models ${parts.join('; ')}` : 'no model changed'}.${applied}`;
 }
 
 /** The warning for changed keys that a running gateway does not apply. Names keys, never values. */

@@ -11,6 +11,8 @@ import { RESPONSES_PROTOCOL } from '../../protocols/openai-responses/responses-p
 import { ResponsesRequestDto } from '../../protocols/openai-responses/responses-request.dto.js';
 import type { GenerationBody, ProtocolDescriptor, ProtocolSettings } from '../../protocols/protocol-descriptor.js';
 import { responseObject, type ResponseEnvelope } from '../../protocols/openai-responses/response-object.js';
+import type { Caller } from '../../auth/caller.js';
+import { Callers } from '../../auth/callers.js';
 import { KeyLimiter } from '../../auth/key-limiter.js';
 import { BackgroundRuns, type StartedRun } from '../../stored-responses/background-runs.js';
 import type { ResponseObject } from '../../stored-responses/response-store.js';
@@ -36,6 +38,7 @@ export class GenerationRoutes {
     @Inject(StoredResponses) private readonly stored: StoredResponses,
     @Inject(BackgroundRuns) private readonly backgroundRuns: BackgroundRuns,
     @Inject(KeyLimiter) private readonly limiter: KeyLimiter,
+    @Inject(Callers) private readonly callers: Callers,
     @Inject(ReasoningCipher) reasoningCipher: ReasoningCipher,
   ) {
     this.settings = { reasoningCipher };
@@ -75,9 +78,11 @@ export class GenerationRoutes {
     protocol: ProtocolDescriptor<ResponsesRequestDto, ResponseEnvelope>,
     prepared: PreparedResponse,
     body: ResponsesRequestDto,
-    { reply, telemetry }: GenerationExchange,
+    exchange: GenerationExchange,
     settings: ProtocolSettings,
   ): Observable<EngineEvent> {
+    const { reply, telemetry } = exchange;
+    const caller = this.callerOf(exchange);
     const releaseSlot = this.limiter.detachStreamSlot(reply.raw);
     const start = async (): Promise<{ response: ResponseObject; run: StartedRun } | undefined> => {
       let accepted: AcceptedGeneration | undefined;
@@ -85,7 +90,7 @@ export class GenerationRoutes {
       let response: ResponseObject;
       try {
         // A background run always streams: its events go to the log, whoever follows them.
-        accepted = await this.generations.accept(protocol.decode(body, settings), { telemetry, stream: true, names: protocol.fieldNames(body) });
+        accepted = await this.generations.accept(protocol.decode(body, settings), { telemetry, stream: true, names: protocol.fieldNames(body), caller, background: true });
         // A client already gone (it reset while a store answered) gets no run: nobody knows its id.
         if (reply.raw.destroyed) {
           accepted.abandon();
@@ -128,23 +133,32 @@ export class GenerationRoutes {
   private serve<Body extends GenerationBody, Identity>(
     protocol: ProtocolDescriptor<Body, Identity>,
     body: Body,
-    { reply, telemetry }: GenerationExchange,
+    exchange: GenerationExchange,
     settings = this.settings,
   ): Observable<EngineEvent> {
+    const { reply, telemetry } = exchange;
+    const caller = this.callerOf(exchange);
     const request = protocol.decode(body, settings);
     const names = protocol.fieldNames(body);
     const stream = body.stream === true;
     // Accepted (limits and the queue checked) before a prompt is counted: a refusal costs no count.
     return afterPromise(
-      () => this.generations.accept(request, { telemetry, stream, names }),
+      () => this.generations.accept(request, { telemetry, stream, names, caller }),
       (accepted) => {
         const identity = protocol.identify(body, settings);
         if (!stream) return this.responder.json(reply, accepted, (result) => protocol.toBody(result, identity), protocol.dialect);
         const open = (promptTokens: number | undefined) => this.responder.sse(reply, accepted, protocol.encode(body, identity, promptTokens));
         if (!protocol.countsPromptTokens) return open(undefined);
-        return afterPromise(() => this.generations.countPromptTokens(request, names), open);
+        return afterPromise(() => this.generations.countPromptTokens(request, names, caller), open);
       },
     );
+  }
+
+  /** The caller the API-key guard identified, its tenant written into the telemetry. */
+  private callerOf({ request, telemetry }: GenerationExchange): Caller {
+    const caller = this.callers.of(request);
+    telemetry.tenant = caller.tenant.name;
+    return caller;
   }
 }
 

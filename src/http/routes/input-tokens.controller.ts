@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { Callers } from '../../auth/callers.js';
 import { GenerationService } from '../../generation/generation.service.js';
 import { decodeResponsesPrompt, type ResponsesPrompt } from '../../protocols/openai-responses/decode-responses-request.js';
 import { ReasoningCipher } from '../../protocols/openai-responses/reasoning-cipher.js';
@@ -24,6 +25,7 @@ export class InputTokensController {
     @Inject(GenerationService) private readonly generations: GenerationService,
     @Inject(StoredResponses) private readonly stored: StoredResponses,
     @Inject(ReasoningCipher) private readonly cipher: ReasoningCipher,
+    @Inject(Callers) private readonly callers: Callers,
   ) {}
 
   @Post('input_tokens')
@@ -36,6 +38,6 @@ export class InputTokensController {
     // Reasoning sealed for one API key opens only for that key, as on the create route.
     const generation = decodeResponsesPrompt(prompt, this.cipher.forKey(scope.owner));
     const names = RESPONSES_PROTOCOL.fieldNames(prompt);
-    return { object: 'response.input_tokens', input_tokens: await this.generations.countPromptTokens(generation, names) };
+    return { object: 'response.input_tokens', input_tokens: await this.generations.countPromptTokens(generation, names, this.callers.of(request)) };
   }
 }

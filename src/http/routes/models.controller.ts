@@ -1,5 +1,6 @@
-import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Callers } from '../../auth/callers.js';
 import { ModelRegistry } from '../../models/model-registry.js';
 import { anthropicModelPage, toAnthropicModelInfo, type ModelPageQuery } from '../../protocols/anthropic-messages/model-list-page.js';
 import { renderError, type ErrorDialect } from '../../protocols/errors/render-error.js';
@@ -9,15 +10,28 @@ const STARTED_AT = Math.floor(Date.now() / 1000);
 /**
  * `GET /v1/models` and `GET /v1/models/{id}`, in the dialect of the client that asks: Anthropic's
  * shapes for a request with an `anthropic-version` header (the Anthropic SDKs always send one),
- * OpenAI's otherwise. Errors too, since the path alone does not tell the dialect here.
+ * OpenAI's otherwise. Errors too, since the path alone does not tell the dialect here. A caller
+ * whose tenant lists `models` sees only those; any other is a 404, as an unknown one is.
  */
 @Controller('v1/models')
 export class ModelsController {
-  constructor(@Inject(ModelRegistry) private readonly registry: ModelRegistry) {}
+  constructor(
+    @Inject(ModelRegistry) private readonly registry: ModelRegistry,
+    @Inject(Callers) private readonly callers: Callers,
+  ) {}
 
   @Get()
-  list(@Headers('anthropic-version') anthropicVersion: string | undefined, @Query() query: ModelPageQuery, @Res({ passthrough: true }) reply: FastifyReply) {
-    const names = this.registry.list().map((model) => model.config.name);
+  list(
+    @Headers('anthropic-version') anthropicVersion: string | undefined,
+    @Query() query: ModelPageQuery,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const { tenant } = this.callers.of(request);
+    const names = this.registry
+      .list()
+      .map((model) => model.config.name)
+      .filter((name) => tenant.canUse(name));
     if (anthropicVersion === undefined) return { object: 'list', data: names.map(toOpenAIModel) };
     try {
       return anthropicModelPage(
@@ -31,10 +45,15 @@ export class ModelsController {
 
   /** `*` so that a name with a slash (`org/model`) is found whether or not the client encoded it. */
   @Get('*')
-  retrieve(@Param('*') name: string, @Headers('anthropic-version') anthropicVersion: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+  retrieve(
+    @Param('*') name: string,
+    @Headers('anthropic-version') anthropicVersion: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const dialect: ErrorDialect = anthropicVersion === undefined ? 'openai' : 'anthropic';
     try {
-      this.registry.resolve(name);
+      this.registry.resolve(name, this.callers.of(request).tenant);
     } catch (error) {
       return this.fail(reply, error, dialect);
     }

@@ -13,7 +13,7 @@ const LOG_CONTEXT = 'Request';
 const round = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms * 10) / 10);
 
 /**
- * One log line per generation request, at its end: request id, API, model, outcome, status,
+ * One log line per generation request, at its end: request id, API, tenant (never the key), model, outcome, status,
  * time to first token, tokens, duration, finish reason. No prompt or output text unless
  * `observability.logging.includeContent` says so; a client hang-up is an ordinary `info` line.
  */
@@ -48,6 +48,7 @@ export class RequestLogHook extends GenerationHook {
       context: LOG_CONTEXT,
       requestId: request?.id,
       api: telemetry.api,
+      tenant: telemetry.tenant,
       model: telemetry.model ?? asked?.model,
       engine: telemetry.engine,
       stream: asked?.stream ?? telemetry.stream,

@@ -5,6 +5,7 @@ import { ModelRegistry } from '../../models/model-registry.js';
 import { RouteSeries, type RouteLabels } from './route-series.js';
 import { SeriesCounter, SeriesGauge } from './series-counter-gauge.js';
 import { SeriesHistogram } from './series-histogram.js';
+import { TenantSeries } from './tenant-series.js';
 
 const ROUTE_LABELS = ['model', 'api', 'engine'] as const;
 
@@ -25,6 +26,7 @@ const GAP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16,
 export class GantryMetrics {
   readonly registry = new Registry();
   private readonly routes = new Map<string, RouteSeries>();
+  private readonly tenants = new Map<string, TenantSeries>();
 
   readonly requests = new SeriesCounter({
     name: 'gantry_requests_total',
@@ -57,6 +59,31 @@ export class GantryMetrics {
     name: 'gantry_client_hangups_total',
     help: 'Clients that closed the connection before the end, by phase (queued, prefill, decoding).',
     labelNames: [...ROUTE_LABELS, 'phase'],
+    registers: [this.registry],
+  });
+  readonly tenantRequests = new SeriesCounter({
+    name: 'gantry_tenant_requests_total',
+    help: 'Generation requests by tenant (a named key, or default), model and outcome.',
+    labelNames: ['tenant', 'model', 'outcome'],
+    registers: [this.registry],
+  });
+  readonly tenantTokens = new SeriesCounter({
+    name: 'gantry_tenant_tokens_total',
+    help: 'Tokens by tenant, model and kind (prompt, completion), as the engine reported them.',
+    labelNames: ['tenant', 'model', 'kind'],
+    registers: [this.registry],
+  });
+  readonly tenantQueueTime = new SeriesHistogram({
+    name: 'gantry_tenant_queue_time_seconds',
+    help: 'From arrival to admission, by tenant and model.',
+    labelNames: ['tenant', 'model'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly tenantRefusals = new Counter({
+    name: 'gantry_tenant_limited_total',
+    help: "Requests refused by their tenant's (or key's) limits, by limit: requests_per_minute, tokens_per_minute, tokens_per_day, concurrent_streams.",
+    labelNames: ['tenant', 'limit'],
     registers: [this.registry],
   });
   readonly limitStoreErrors = new Counter({
@@ -176,6 +203,17 @@ export class GantryMetrics {
   /** A counter by route (model, API, engine), in this registry. */
   private routeCounter(name: string, help: string): SeriesCounter<(typeof ROUTE_LABELS)[number]> {
     return new SeriesCounter({ name, help, labelNames: ROUTE_LABELS, registers: [this.registry] });
+  }
+
+  /** The series one tenant's requests on one model record into, resolved on the pair's first request. */
+  tenant(tenant: string, model: string): TenantSeries {
+    const key = `${tenant}\u0000${model}`;
+    let series = this.tenants.get(key);
+    if (!series) {
+      series = new TenantSeries(this, { tenant, model });
+      this.tenants.set(key, series);
+    }
+    return series;
   }
 
   /** The series one route's requests record into, resolved on its first request. */

@@ -7,14 +7,17 @@ import { httpStatusOf, phaseOf } from '../generation-outcome.js';
 import type { GenerationTelemetry } from '../generation-telemetry.js';
 import { GantryMetrics } from './gantry-metrics.js';
 import type { RouteLabels, RouteSeries } from './route-series.js';
+import type { TenantSeries } from './tenant-series.js';
 
 /**
- * Records every generation in GantryMetrics, into its route's series (resolved once per route,
- * kept per request from its acceptance).
+ * Records every generation in GantryMetrics, into its route's series and its tenant's (each
+ * resolved once per route or tenant and model, kept per request from its acceptance). A request
+ * refused before its handler knew its caller (a body that fails validation) has no tenant series.
  */
 @Injectable()
 export class MetricsHook extends GenerationHook {
   private readonly routes = new WeakMap<GenerationTelemetry, RouteSeries>();
+  private readonly tenants = new WeakMap<GenerationTelemetry, TenantSeries>();
 
   constructor(@Inject(GantryMetrics) private readonly metrics: GantryMetrics) {
     super();
@@ -24,10 +27,13 @@ export class MetricsHook extends GenerationHook {
     const route = this.metrics.route(labels(telemetry));
     this.routes.set(telemetry, route);
     route.active.inc();
+    if (telemetry.tenant !== undefined) this.tenants.set(telemetry, this.metrics.tenant(telemetry.tenant, telemetry.model ?? ''));
   }
 
   protected override onAdmitted(telemetry: GenerationTelemetry): void {
-    this.routeOf(telemetry).queueTime.observe(telemetry.queueMs! / 1000);
+    const queueSeconds = telemetry.queueMs! / 1000;
+    this.routeOf(telemetry).queueTime.observe(queueSeconds);
+    this.tenants.get(telemetry)?.queueTime.observe(queueSeconds);
   }
 
   protected override onHeartbeat(telemetry: GenerationTelemetry): void {
@@ -48,7 +54,11 @@ export class MetricsHook extends GenerationHook {
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
     const route = this.routeOf(telemetry);
     route.requests(outcome.kind, httpStatusOf(telemetry, outcome)).inc();
+    const tenant = this.tenants.get(telemetry) ?? (telemetry.tenant === undefined ? undefined : this.metrics.tenant(telemetry.tenant, telemetry.model ?? ''));
+    tenant?.requests(outcome.kind).inc();
     if (!telemetry.accepted) return;
+    tenant?.promptTokens.inc(telemetry.usage.promptTokens);
+    tenant?.completionTokens.inc(telemetry.usage.completionTokens);
     route.active.dec();
     route.requestDuration.observe((performance.now() - telemetry.arrivedAt) / 1000);
     route.promptTokens.inc(telemetry.usage.promptTokens);

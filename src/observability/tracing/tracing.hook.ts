@@ -77,6 +77,8 @@ export class TracingHook extends GenerationHook {
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
     const span = this.spans.get(telemetry)!;
     const now = performance.now();
+    // Known from the handler on (never the key): a request refused by validation has none.
+    if (telemetry.tenant !== undefined) span.setAttribute('gantry.tenant', telemetry.tenant);
     if (telemetry.accepted) {
       const parent = trace.setSpan(ROOT_CONTEXT, span);
       const admittedAt = telemetry.admittedAt ?? now;
