@@ -1,14 +1,10 @@
 /**
- * The benchmark's "bare proxy": a reference row, not a product. `POST /v1/chat/completions` on
- * Fastify (default JSON parser) forwarded to one upstream by one undici Pool with `dispatch`, and
- * nothing else (no validation, RxJS, logging, metrics or tracing), so that the report shows what
- * any Node gateway built on these two libraries reaches on the machine: the floor for Gantry.
+ * The bare proxy (bare-proxy-app.ts) as a program:
  *
  *   node dist/apps/bench/bare-proxy.js --upstream http://127.0.0.1:PORT/v1 --port 0 --host 127.0.0.1
  */
-import Fastify from 'fastify';
 import { parseArgs } from 'node:util';
-import { Pool, type Dispatcher } from 'undici';
+import { bareProxy } from './bare-proxy-app.js';
 
 const { values } = parseArgs({
   options: { upstream: { type: 'string' }, port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } },
@@ -17,66 +13,9 @@ if (values.upstream === undefined) {
   process.stderr.write('Usage: node dist/apps/bench/bare-proxy.js --upstream URL [--port N] [--host H]\n');
   process.exit(2);
 }
-const upstream = new URL(values.upstream);
-const chatPath = `${upstream.pathname.replace(/\/+$/, '')}/chat/completions`;
-const pool = new Pool(upstream.origin);
-const app = Fastify();
-
-app.post('/v1/chat/completions', (request, reply) => {
-  const stream = (request.body as { stream?: unknown }).stream === true;
-  const chunks: Buffer[] = [];
-  let controller: Dispatcher.DispatchController | undefined;
-  let status = 0;
-  let finished = false;
-  let gone = false;
-  if (stream) reply.hijack();
-  // The client hung up before the answer ended: abort the upstream request (closing its socket).
-  reply.raw.once('close', () => {
-    if (finished || reply.raw.writableFinished) return;
-    gone = true;
-    controller?.abort(new Error('The client went away.'));
-  });
-  const handler: Dispatcher.DispatchHandler = {
-    onRequestStart(started) {
-      controller = started;
-      if (gone) started.abort(new Error('The client went away.'));
-    },
-    onResponseStart(_controller, statusCode) {
-      status = statusCode;
-      if (stream) reply.raw.writeHead(statusCode, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    },
-    onResponseData(_controller, chunk) {
-      if (stream) reply.raw.write(chunk);
-      else chunks.push(chunk);
-    },
-    onResponseEnd() {
-      finished = true;
-      if (stream) return void reply.raw.end();
-      const answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      if (status !== 200) return void reply.code(status).send(answer);
-      const { id, object, created, model, choices, usage } = answer;
-      reply.send({ id, object, created, model, choices, usage });
-    },
-    onResponseError(_controller, error) {
-      finished = true;
-      if (gone) return;
-      if (stream || reply.sent) reply.raw.destroy(error);
-      else reply.code(502).send({ error: { message: error.message } });
-    },
-  };
-  pool.dispatch(
-    {
-      path: chatPath,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },
-      body: JSON.stringify(request.body),
-    },
-    handler,
-  );
-});
-
-const address = await app.listen({ port: Number(values.port), host: values.host });
+const proxy = bareProxy(values.upstream);
+const address = await proxy.app.listen({ port: Number(values.port), host: values.host });
 process.stdout.write(`bare proxy listening on ${address}\n`);
-const stop = () => void Promise.all([app.close(), pool.close()]).then(() => process.exit(0));
+const stop = () => void proxy.close().then(() => process.exit(0));
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

@@ -4,6 +4,7 @@ import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
 import type { StoredResponsesPlan } from './responses-store-load.js';
 import type { TenantsPlan } from './tenants-scenario.js';
+import type { UpstreamWrites } from './gateway-configs.js';
 import type { LoadTiming } from './streaming-load.js';
 import type { WorkersPlan } from './workers-scenario.js';
 
@@ -19,7 +20,8 @@ export interface BenchProfile {
    * Comparisons are measured in `rounds` windows of `timing` each, the targets taking turns, so
    * that a slow drift of the machine (other work on it, a noisy neighbour) affects them alike.
    */
-  throughput: { concurrencies: number[]; tokens: number; rounds: number; timing: LoadTiming };
+  /** Streaming as fast as it goes, for each way the mock writes its chunks (the stub only once: it has no upstream). */
+  throughput: { concurrencies: number[]; upstreamWrites: UpstreamWrites[]; tokens: number; rounds: number; timing: LoadTiming };
   latency: { streams: number; tokens: number; intervalMs: number; withStub: boolean; rounds: number; timing: LoadTiming };
   nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
   observability: { streams: number; tokens: number; engines: Array<'stub' | 'http'>; rounds: number; timing: LoadTiming };
@@ -36,7 +38,7 @@ export interface BenchProfile {
 export const FULL_PROFILE: BenchProfile = {
   name: 'full',
   gatewayWarmupMs: 2000,
-  throughput: { concurrencies: [1, 16, 64], tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
+  throughput: { concurrencies: [1, 16, 64], upstreamWrites: ['bursts', 'per-token'], tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
   latency: { streams: 64, tokens: 64, intervalMs: 10, withStub: true, rounds: 3, timing: { warmupMs: 800, measureMs: 1200 } },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   observability: { streams: 64, tokens: 256, engines: ['http', 'stub'], rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
@@ -96,7 +98,7 @@ export const FULL_PROFILE: BenchProfile = {
 export const QUICK_PROFILE: BenchProfile = {
   name: 'quick',
   gatewayWarmupMs: 600,
-  throughput: { concurrencies: [1, 64], tokens: 256, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  throughput: { concurrencies: [1, 64], upstreamWrites: ['bursts', 'per-token'], tokens: 256, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   latency: { streams: 64, tokens: 32, intervalMs: 10, withStub: false, rounds: 1, timing: { warmupMs: 350, measureMs: 800 } },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },

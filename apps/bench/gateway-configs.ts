@@ -7,9 +7,21 @@ export const ENDLESS_PREFILL_MS = 3_600_000;
 export const PACED_TOKEN_INTERVAL_MS = 10;
 
 /**
+ * How the mock writes a stream's chunks when nothing paces them, and the HTTP model that asks for
+ * it: in bursts (16 chunks a write, many to a socket read: what the mock does by default), or one
+ * per write (`chunksPerWrite: 1`), as an engine that sends each token as it is made.
+ */
+export const UPSTREAM_WRITES = {
+  bursts: { model: 'mock', behaviour: {} },
+  'per-token': { model: 'mock-per-token', behaviour: { chunksPerWrite: 1 } },
+} as const;
+export type UpstreamWrites = keyof typeof UPSTREAM_WRITES;
+
+/**
  * The models every benchmark gateway serves: the stub engine in-process and the HTTP engine on
  * the mock upstream, each fast (no delay), paced (10 ms between tokens) and idle (an endless
- * prefill). The mock's behaviour rides in each model's headers.
+ * prefill), and the HTTP engine on a mock that writes one chunk per token. The mock's behaviour
+ * rides in each model's headers.
  */
 export function benchModels(mockUrl: string): Array<Record<string, unknown>> {
   const http = (name: string, behaviour?: Record<string, number>) => ({
@@ -23,6 +35,7 @@ export function benchModels(mockUrl: string): Array<Record<string, unknown>> {
     { name: 'stub-paced', engine: 'stub', tokenIntervalMs: PACED_TOKEN_INTERVAL_MS },
     { name: 'stub-idle', engine: 'stub', prefillMs: ENDLESS_PREFILL_MS },
     http('mock'),
+    http(UPSTREAM_WRITES['per-token'].model, UPSTREAM_WRITES['per-token'].behaviour),
     http('mock-paced', { tokenIntervalMs: PACED_TOKEN_INTERVAL_MS }),
     http('mock-idle', { prefillMs: ENDLESS_PREFILL_MS }),
   ];

@@ -6,12 +6,15 @@
  * `npm run bench -- --ab DIR` runs the whole set (paired-set.ts); this runs one pair:
  *
  *   npm run build && node dist/apps/bench/paired-ab.js --a /path/to/other/checkout [--b .]
- *     [--scenario streaming|paced-streaming|non-streaming|idle] [--engine stub|http] [--rounds 30] [--window-ms 500]
- *     [--concurrency 64] [--idle-streams 1000] [--node-flags='--cpu-prof --cpu-prof-dir=DIR'] [--gateway-cpus 1]
+ *     [--scenario streaming|per-token-streaming|paced-streaming|non-streaming|idle] [--engine stub|http] [--rounds 30]
+ *     [--window-ms 500] [--concurrency 64] [--idle-streams 1000] [--floor]
+ *     [--node-flags='--cpu-prof --cpu-prof-dir=DIR'] [--gateway-cpus 1]
  *
  * Each checkout must be built (`dist/`); the workers and the load are this checkout's. Streaming
- * reports gateway CPU µs per chunk (256-token answers), non-streaming per request (16 tokens),
- * idle the heap per open stream after full collections (an endless prefill), no RSS noise.
+ * reports gateway CPU µs per chunk (256-token answers; the mock writes them in bursts, or one per
+ * write with per-token-streaming), non-streaming per request (16 tokens), idle the heap per open
+ * stream after full collections (an endless prefill), no RSS noise. `--floor` (HTTP engine) adds
+ * the bare proxy as a third side in every round, and each build's ratio to it.
  */
 import { parseArgs } from 'node:util';
 import { PAIRED_UNITS, runPaired, type PairedScenario } from './paired-run.js';
@@ -29,12 +32,13 @@ const { values } = parseArgs({
     'idle-streams': { type: 'string', default: '1000' },
     'node-flags': { type: 'string', default: '' },
     'gateway-cpus': { type: 'string' },
+    floor: { type: 'boolean', default: false },
   },
 });
 const scenario = values.scenario as PairedScenario;
 if (values.a === undefined || !(scenario in PAIRED_UNITS) || !['stub', 'http'].includes(values.engine!)) {
   process.stderr.write(
-    'Usage: node dist/apps/bench/paired-ab.js --a DIR [--b DIR] [--scenario streaming|paced-streaming|non-streaming|idle] [--engine stub|http] [--rounds N] [--window-ms MS] [--concurrency N] [--idle-streams N] [--node-flags=FLAGS] [--gateway-cpus LIST]\n',
+    'Usage: node dist/apps/bench/paired-ab.js --a DIR [--b DIR] [--scenario streaming|per-token-streaming|paced-streaming|non-streaming|idle] [--engine stub|http] [--rounds N] [--window-ms MS] [--concurrency N] [--idle-streams N] [--floor] [--node-flags=FLAGS] [--gateway-cpus LIST]\n',
   );
   process.exit(2);
 }
@@ -49,6 +53,7 @@ const options = {
   idleStreams: Number(values['idle-streams']),
   nodeFlags: values['node-flags']!.split(' ').filter(Boolean),
   ...(values['gateway-cpus'] !== undefined ? { gatewayCpus: values['gateway-cpus'] } : {}),
+  floor: values.floor === true,
 };
 const summary = await runPaired(options);
 const digits = scenario === 'idle' ? 0 : 3;
@@ -64,4 +69,7 @@ process.stdout.write(
     ],
   )}\n\nB / A, round by round: median ${summary.ratio.median.toFixed(3)}, quartiles ${summary.ratio.q1.toFixed(3)} to ${summary.ratio.q3.toFixed(3)}\n`,
 );
+for (const [side, ratio] of summary.floor ? ([['A', summary.floor.a], ['B', summary.floor.b]] as const) : []) {
+  process.stdout.write(`${side} / bare proxy, round by round: median ${ratio.median.toFixed(3)}, quartiles ${ratio.q1.toFixed(3)} to ${ratio.q3.toFixed(3)}\n`);
+}
 process.exit(0);

@@ -23,4 +23,15 @@ describe('renderPairedSet', () => {
     expect(text).toMatch(/heap KB per idle stream\s+stub\s+16\.0\s+20\.0\s+\+4\.0 KB\s+.*within \(\+6 KB\)/);
     expect(text).toMatch(/heap KB per idle stream\s+http\s+20\.0\s+19\.8\s+-0\.2 KB/);
   });
+
+  it('reads each build against the bare proxy of the same rounds, when it was measured, against its target', () => {
+    const floor = { a: { median: 1.6, q1: 1.5, q3: 1.7 }, b: { median: 1.12, q1: 1.1, q3: 1.14 } };
+    const rows: PairedSetRow[] = [
+      { scenario: 'per-token-streaming', engine: 'http', summary: { ...summary(8, 5.6, 0.7), floor }, budget: { ratio: 1.05 }, withinBudget: true, floor: 1.15 },
+      { scenario: 'streaming', engine: 'http', summary: { ...summary(4, 3, 0.75), floor }, budget: { ratio: 1.05 }, withinBudget: true, floor: 1.1 },
+    ];
+    const text = renderPairedSet(rows, '/tmp/before', '/work/after');
+    expect(text).toMatch(/CPU µs per chunk, one per write\s+http\s+8\.00\s+5\.60\s+0\.700\s+\S+\s+within \(1\.05\)\s+1\.600 \(1\.50–1\.70\)\s+1\.120 \(1\.10–1\.14\)\s+met \(1\.15\)/);
+    expect(text).toMatch(/CPU µs per streamed chunk\s+http.*1\.120 \(1\.10–1\.14\)\s+NOT met \(1\.10\)/);
+  });
 });

@@ -1,4 +1,5 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
+import type { UpstreamWrites } from './gateway-configs.js';
 import { renderStoredResponses } from './responses-store-report.js';
 import { renderTenants } from './tenants-report.js';
 import type { StreamingResult } from './streaming-load.js';
@@ -19,6 +20,10 @@ const referenceNotes = (rows: Array<{ target: string }>) =>
     .map(([, note]) => `\n${note}`)
     .join('');
 const ms = (value: number | undefined): Cell => (value === undefined ? undefined : Number(value.toFixed(2)));
+const UPSTREAM_LABELS: Record<UpstreamWrites, string> = { bursts: 'bursts', 'per-token': 'per token' };
+/** The proxies that forward the mock's chunks, read against the bare proxy's CPU (the stub has no upstream). */
+const comparesWithBare = (target: string) => target === GANTRY_HTTP || target === NGINX;
+const CPU_VS_BARE_NOTE = '(CPU vs bare: CPU per unit over the bare proxy\'s in the same rounds)';
 
 function backgroundOf(results: BenchResults): number[] {
   const rows = [...(results.throughput ?? []), ...(results.latency ?? []), ...(results.nonStreaming ?? []), ...(results.observability?.on ?? []), ...(results.observability?.off ?? []), ...(results.storedResponses?.rows ?? [])];
@@ -45,23 +50,27 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
 
   if (results.throughput) {
     const rows = results.throughput.map((row) => {
-      const direct = results.throughput!.find((other) => other.target === DIRECT && other.streams === row.streams);
+      const alike = (label: string) =>
+        results.throughput!.find((other) => other.target === label && other.streams === row.streams && other.upstreamWrites === row.upstreamWrites);
       return [
+        row.upstreamWrites === undefined ? undefined : UPSTREAM_LABELS[row.upstreamWrites],
         row.streams,
         row.target,
         row.chunksPerSecond,
         row.tokensPerSecond,
-        row.target === DIRECT ? undefined : ratio(row.chunksPerSecond, direct?.chunksPerSecond),
+        row.target === DIRECT ? undefined : ratio(row.chunksPerSecond, alike(DIRECT)?.chunksPerSecond),
         row.cpu.gatewayMicrosPerUnit,
+        comparesWithBare(row.target) ? ratio(row.cpu.gatewayMicrosPerUnit, alike(BARE_PROXY)?.cpu.gatewayMicrosPerUnit) : undefined,
         row.cpu.gatewayCores === undefined ? undefined : `${(row.cpu.gatewayCores * 100).toFixed(0)}%`,
         failuresOf(row.failures),
       ];
     });
     const tokens = results.throughput[0]?.tokensPerStream;
     section(
-      `Streaming throughput (${tokens} tokens per stream, no delay between tokens)`,
-      renderTable(['streams', 'target', 'chunks/s', 'tokens/s', 'vs direct', 'gw CPU µs/chunk', 'gw CPU', 'errors'], rows) +
-        referenceNotes(results.throughput),
+      `Streaming throughput (${tokens} tokens per stream, no delay between tokens; the mock writes its chunks in bursts, or one per write)`,
+      renderTable(['upstream', 'streams', 'target', 'chunks/s', 'tokens/s', 'vs direct', 'gw CPU µs/chunk', 'CPU vs bare', 'gw CPU', 'errors'], rows) +
+        referenceNotes(results.throughput) +
+        (results.throughput.some((row) => row.target === BARE_PROXY) ? `\n${CPU_VS_BARE_NOTE}` : ''),
     );
   }
 
@@ -93,17 +102,21 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
 
   if (results.nonStreaming) {
     const direct = results.nonStreaming.find((row) => row.target === DIRECT);
+    const bare = results.nonStreaming.find((row) => row.target === BARE_PROXY);
     const rows = results.nonStreaming.map((row) => [
       row.target,
       row.requestsPerSecond,
       row.target === DIRECT ? undefined : ratio(row.requestsPerSecond, direct?.requestsPerSecond),
       row.cpu.gatewayMicrosPerUnit,
+      comparesWithBare(row.target) ? ratio(row.cpu.gatewayMicrosPerUnit, bare?.cpu.gatewayMicrosPerUnit) : undefined,
       failuresOf(row.failures),
     ]);
     const first = results.nonStreaming[0];
     section(
       `Non-streaming (${first?.concurrency} concurrent, ${first?.tokensPerAnswer}-token answers)`,
-      renderTable(['target', 'requests/s', 'vs direct', 'gw CPU µs/request', 'errors'], rows) + referenceNotes(results.nonStreaming),
+      renderTable(['target', 'requests/s', 'vs direct', 'gw CPU µs/request', 'CPU vs bare', 'errors'], rows) +
+        referenceNotes(results.nonStreaming) +
+        (bare ? `\n${CPU_VS_BARE_NOTE}` : ''),
     );
   }
 

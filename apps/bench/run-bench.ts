@@ -7,7 +7,7 @@ import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults 
 import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
 import { runFailover } from './failover-scenario.js';
 import type { ChildServer } from './child-server.js';
-import { benchModels, gatewayConfig, MOCK_BEHAVIOUR_HEADER, PACED_TOKEN_INTERVAL_MS } from './gateway-configs.js';
+import { benchModels, gatewayConfig, MOCK_BEHAVIOUR_HEADER, PACED_TOKEN_INTERVAL_MS, UPSTREAM_WRITES } from './gateway-configs.js';
 import { measureIdleStreams } from './idle-streams.js';
 import { runMultiTurn } from './multi-turn.js';
 import { startOtlpSink } from './otlp-sink.js';
@@ -80,13 +80,22 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
         references.length > 0 ? warmGateway(references, profile.gatewayWarmupMs / 2, progress) : undefined,
       ]);
       if (wants('throughput')) {
-        const { concurrencies, tokens, rounds, timing } = profile.throughput;
+        const { concurrencies, upstreamWrites, tokens, rounds, timing } = profile.throughput;
         results.throughput = [];
-        for (const streams of concurrencies) {
-          const targets = [direct, ...references, http, stub];
-          progress(`throughput: ${streams} stream(s), ${targets.map((target) => target.label).join(' / ')}, ${rounds} round(s)`);
-          const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
-          targets.forEach((target, index) => results.throughput!.push(streamingResult(target.label, streams, tokens, tallies[index])));
+        for (const writes of upstreamWrites) {
+          // The mock's way of writing: a header for the proxies (they pass it on), a model of its own for the gateway.
+          const { model, behaviour } = UPSTREAM_WRITES[writes];
+          const hint = Object.keys(behaviour).length > 0 ? { headers: { [MOCK_BEHAVIOUR_HEADER]: JSON.stringify(behaviour) } } : {};
+          for (const streams of concurrencies) {
+            const targets = [{ ...direct, ...hint }, ...references.map((reference) => ({ ...reference, ...hint })), via(gateway, model, GANTRY_HTTP)];
+            // The stub has no upstream: measured once.
+            if (writes === upstreamWrites[0]) targets.push(stub);
+            progress(`throughput (upstream writes ${writes}): ${streams} stream(s), ${targets.map((target) => target.label).join(' / ')}, ${rounds} round(s)`);
+            const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
+            targets.forEach((target, index) =>
+              results.throughput!.push(streamingResult(target.label, streams, tokens, tallies[index], target.label === GANTRY_STUB ? undefined : writes)),
+            );
+          }
         }
       }
       if (wants('latency')) {

@@ -1,7 +1,7 @@
 import type { BenchTarget } from './bench-stack.js';
 import { keepAliveAgent, postChat, streamChat, type ChatCall } from './chat-client.js';
 import { MeasureWindow, runClosedLoop, type ClosedLoopPlan, type ClosedLoopResult } from './closed-loop.js';
-import { chatBody } from './gateway-configs.js';
+import { chatBody, type UpstreamWrites } from './gateway-configs.js';
 import { addTallies, cpuBetween, cpuCostOf, cpuSnapshot, type CpuCost, type CpuSnapshot, type Tally } from './load-tally.js';
 import { Samples, type SampleSummary } from './samples.js';
 
@@ -49,6 +49,8 @@ export async function streamingRound(target: BenchTarget, streams: number, token
 
 export interface StreamingResult {
   target: string;
+  /** How the mock wrote the chunks (throughput scenario; absent elsewhere, and for the stub). */
+  upstreamWrites?: UpstreamWrites;
   streams: number;
   tokensPerStream: number;
   /** Windows measured, interleaved with the other targets' (their sums make the figures). */
@@ -61,11 +63,12 @@ export interface StreamingResult {
   failures: Record<string, number>;
 }
 
-export function streamingResult(target: string, streams: number, tokens: number, rounds: readonly Tally[]): StreamingResult {
+export function streamingResult(target: string, streams: number, tokens: number, rounds: readonly Tally[], upstreamWrites?: UpstreamWrites): StreamingResult {
   const sum = addTallies(rounds);
   const seconds = sum.windowMs / 1000;
   return {
     target,
+    ...(upstreamWrites !== undefined ? { upstreamWrites } : {}),
     streams,
     tokensPerStream: tokens,
     rounds: rounds.length,

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import type { UpstreamWrites } from './gateway-configs.js';
 import { renderReport } from './report.js';
 import type { StreamingResult } from './streaming-load.js';
 import { checkTargets } from './targets.js';
 
-const streaming = (target: string, chunksPerSecond: number, gatewayMicrosPerUnit?: number): StreamingResult => ({
+const streaming = (target: string, chunksPerSecond: number, gatewayMicrosPerUnit?: number, upstreamWrites?: UpstreamWrites): StreamingResult => ({
   target,
+  ...(upstreamWrites ? { upstreamWrites } : {}),
   streams: 64,
   tokensPerStream: 256,
   chunksPerSecond,
@@ -98,7 +100,7 @@ describe('mid-stream failover figures', () => {
 });
 
 describe('renderReport', () => {
-  it('prints the bare proxy as a reference row with a note, leaving the targets to the HTTP engine', () => {
+  it('prints the bare proxy as a reference row with a note, and reads the HTTP engine against it', () => {
     const withBare: BenchResults = {
       ...results,
       throughput: [...results.throughput!, streaming(BARE_PROXY, 90_000, 5)],
@@ -108,13 +110,52 @@ describe('renderReport', () => {
       ],
     };
     const checks = checkTargets(withBare);
-    expect(checks).toEqual(checkTargets(results));
+    expect(checks.filter((check) => !check.name.includes('vs bare proxy'))).toEqual(checkTargets(results));
     const report = renderReport(withBare, checks);
     const lines = report.split('\n');
-    expect(lines.find((line) => line.startsWith('     64  bare proxy'))?.split(/ {2,}/)).toEqual(['', '64', 'bare proxy', '90,000', '89,100', '0.90x', '5', '90%', '0']);
-    expect(lines.find((line) => line.startsWith('bare proxy'))?.split(/ {2,}/)).toEqual(['bare proxy', '8,000', '0.80x', '90', '0']);
+    expect(lines.find((line) => line.includes('  bare proxy  '))?.trim().split(/ {2,}/)).toEqual(['-', '64', 'bare proxy', '90,000', '89,100', '0.90x', '5', '-', '90%', '0']);
+    expect(lines.find((line) => line.startsWith('bare proxy'))?.split(/ {2,}/)).toEqual(['bare proxy', '8,000', '0.80x', '90', '-', '0']);
+    expect(lines.find((line) => line.startsWith('gantry http') && line.includes('6,500'))?.split(/ {2,}/)).toEqual(['gantry http', '6,500', '0.65x', '120', '1.33x', '0']);
     expect(report.match(/\(bare proxy: Fastify \+ undici forwarding/g)).toHaveLength(2);
     expect(renderReport(results, checkTargets(results))).not.toContain('bare proxy');
+  });
+
+  it('reads CPU per chunk against the bare proxy for each way the upstream writes, and per non-streaming request', () => {
+    const run: BenchResults = {
+      ...results,
+      throughput: [
+        streaming(DIRECT, 100_000, undefined, 'bursts'),
+        streaming(BARE_PROXY, 90_000, 2, 'bursts'),
+        streaming(GANTRY_HTTP, 80_000, 2.5, 'bursts'),
+        streaming(GANTRY_STUB, 150_000, 1.5),
+        streaming(DIRECT, 60_000, undefined, 'per-token'),
+        streaming(BARE_PROXY, 50_000, 8, 'per-token'),
+        streaming(GANTRY_HTTP, 45_000, 9.6, 'per-token'),
+      ],
+      nonStreaming: [
+        ...results.nonStreaming!,
+        { target: BARE_PROXY, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 8_000, cpu: { gatewayMicrosPerUnit: 90 }, failures: {} },
+      ],
+    };
+    const checks = checkTargets(run);
+    const byName = (part: string) => checks.find((check) => check.name.includes(part));
+    expect(byName('one chunk per token')).toMatchObject({ goal: '<= 1.15x', measured: '1.20x', met: false });
+    expect(byName('writing in bursts')).toMatchObject({ goal: '<= 1.3x', measured: '1.25x', met: true });
+    expect(byName('non-streaming request vs bare proxy')).toMatchObject({ goal: '<= 1.5x', measured: '1.33x', met: true });
+    expect(byName('streaming chunks/s')).toMatchObject({ measured: '0.80x' });
+    const lines = renderReport(run, checks).split('\n');
+    expect(lines.find((line) => line.startsWith('per token') && line.includes('gantry http'))?.split(/ {2,}/)).toEqual([
+      'per token',
+      '64',
+      'gantry http',
+      '45,000',
+      '44,550',
+      '0.75x',
+      '9.6',
+      '1.20x',
+      '90%',
+      '0',
+    ]);
   });
 
   it('prints each scenario as a table with ratios to direct, then the targets', () => {
@@ -125,8 +166,9 @@ describe('renderReport', () => {
         .split('\n')
         .find((line) => line.startsWith(start))
         ?.split(/ {2,}/);
-    expect(report).toContain('Streaming throughput (256 tokens per stream, no delay between tokens)');
-    expect(cells('     64  gantry http')).toEqual(['', '64', 'gantry http', '80,000', '79,200', '0.80x', '9.5', '90%', '0']);
+    expect(report).toContain('Streaming throughput (256 tokens per stream, no delay between tokens; the mock writes its chunks in bursts, or one per write)');
+    const httpRow = report.split('\n').find((line) => line.includes('gantry http') && line.includes('80,000'));
+    expect(httpRow?.trim().split(/ {2,}/)).toEqual(['-', '64', 'gantry http', '80,000', '79,200', '0.80x', '9.5', '-', '90%', '0']);
     expect(cells('gantry http', 'Latency')).toEqual(['gantry http', '3.5', '9', '+1.50', '10', '12.5', '+1.50', '100', '100', '0']);
     expect(cells('added time to first token p50')).toEqual(['added time to first token p50, 64 streams', '< 1 ms', '1.50 ms', 'NO']);
     expect(report).not.toContain('indicative');

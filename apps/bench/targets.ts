@@ -1,4 +1,5 @@
-import { DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
+import type { UpstreamWrites } from './gateway-configs.js';
 import { tenantRatios } from './tenants-report.js';
 
 /** One target of issue 8, as measured: `met` is undefined for figures that are reported, not judged. */
@@ -20,9 +21,14 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
   const below = (name: string, goal: number, value: number | undefined, unit: string, digits = 2) =>
     value !== undefined && checks.push({ name, goal: `< ${goal} ${unit}`, measured: `${value.toFixed(digits)} ${unit}`, value, met: value < goal });
 
+  const atMostRatio = (name: string, goal: number, value: number | undefined) =>
+    value !== undefined && Number.isFinite(value) && checks.push({ name, goal: `<= ${goal}x`, measured: `${value.toFixed(2)}x`, value, met: value <= goal });
+  const overBare = (value: number | undefined, bare: number | undefined) => (value === undefined || bare === undefined || bare === 0 ? undefined : value / bare);
+
   const throughput = results.throughput ?? [];
   const maxStreams = Math.max(0, ...throughput.map((row) => row.streams));
-  const at = (label: string) => throughput.find((row) => row.target === label && row.streams === maxStreams);
+  const at = (label: string, writes: UpstreamWrites = 'bursts') =>
+    throughput.find((row) => row.target === label && row.streams === maxStreams && (row.upstreamWrites ?? 'bursts') === writes);
   const directStreaming = at(DIRECT);
   const httpStreaming = at(GANTRY_HTTP);
   if (directStreaming && httpStreaming) {
@@ -31,6 +37,15 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
     if (micros !== undefined) {
       checks.push({ name: `gateway CPU per streamed chunk, HTTP engine, ${maxStreams} streams`, goal: 'report (nginx 7-12, Portkey 20-23)', measured: `${micros.toFixed(1)} µs`, value: micros });
     }
+  }
+  // The cost of a token over the floor a Node gateway starts from: the bare proxy, in the same rounds.
+  for (const [writes, goal] of [['per-token', 1.15], ['bursts', 1.3]] as const) {
+    const what = writes === 'per-token' ? 'the upstream writing one chunk per token' : 'the upstream writing in bursts';
+    atMostRatio(
+      `gateway CPU per streamed chunk vs bare proxy, HTTP engine, ${maxStreams} streams, ${what}`,
+      goal,
+      overBare(at(GANTRY_HTTP, writes)?.cpu.gatewayMicrosPerUnit, at(BARE_PROXY, writes)?.cpu.gatewayMicrosPerUnit),
+    );
   }
 
   const latency = results.latency ?? [];
@@ -56,6 +71,14 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
   const httpJson = nonStreaming.find((row) => row.target === GANTRY_HTTP);
   if (directJson && httpJson) {
     atLeast(`non-streaming requests/s, HTTP engine vs direct, ${httpJson.concurrency} concurrent`, 0.6, httpJson.requestsPerSecond / directJson.requestsPerSecond);
+  }
+  const bareJson = nonStreaming.find((row) => row.target === BARE_PROXY);
+  if (httpJson && bareJson) {
+    atMostRatio(
+      `gateway CPU per non-streaming request vs bare proxy, HTTP engine, ${httpJson.concurrency} concurrent`,
+      1.5,
+      overBare(httpJson.cpu.gatewayMicrosPerUnit, bareJson.cpu.gatewayMicrosPerUnit),
+    );
   }
 
   const multiTurn = results.multiTurn?.results ?? [];

@@ -11,6 +11,8 @@ const USAGE = `Usage: node dist/apps/mock-upstream/main.js [options]
   --prefill-per-token-ms X prefill time per prompt token not in the prefix cache (decimals allowed)
   --prefix-cache-tokens N  keep a prefix cache of N tokens per model (0: none)
   --token-interval-ms N    delay between chunks
+  --chunks-per-write N     without a delay: chunks written together before a 1 ms pause
+                           (default 16; 1: each chunk its own write, one per event-loop turn)
   --tokens N               answer N times --word instead of echoing the last user message
   --word W                 the word of --tokens (default "token")
   --reasoning TEXT         stream TEXT as reasoning first
@@ -36,6 +38,7 @@ const { values } = parseArgs({
     'prefill-per-token-ms': { type: 'string' },
     'prefix-cache-tokens': { type: 'string' },
     'token-interval-ms': { type: 'string' },
+    'chunks-per-write': { type: 'string' },
     tokens: { type: 'string' },
     word: { type: 'string' },
     reasoning: { type: 'string' },
@@ -94,6 +97,7 @@ const behaviour: Partial<MockBehaviour> = Object.fromEntries(
     prefillPerTokenMs: decimal('prefill-per-token-ms', values['prefill-per-token-ms']),
     prefixCacheTokens: count('prefix-cache-tokens', values['prefix-cache-tokens']),
     tokenIntervalMs: count('token-interval-ms', values['token-interval-ms']),
+    chunksPerWrite: count('chunks-per-write', values['chunks-per-write']),
     tokens: count('tokens', values.tokens),
     word: values.word,
     reasoning: values.reasoning,

@@ -24,6 +24,12 @@ export interface MockBehaviour {
   prefixCacheTokens: number;
   /** Delay between two chunks after the first. */
   tokenIntervalMs: number;
+  /**
+   * Without `tokenIntervalMs`: chunks written together before the mock yields (a 1 ms timer), so
+   * that a reader gets them in bursts, many to a socket read; 1: each chunk its own write, the
+   * next one on the next turn of the event loop, as an engine that sends each token as it is made.
+   */
+  chunksPerWrite: number;
   /** Answer `tokens` times `word` instead of echoing the last user message word by word. */
   tokens?: number;
   word: string;
@@ -65,6 +71,7 @@ export const DEFAULT_BEHAVIOUR: MockBehaviour = {
   prefillPerTokenMs: 0,
   prefixCacheTokens: 0,
   tokenIntervalMs: 0,
+  chunksPerWrite: 16,
   word: 'token',
   reasoningField: 'reasoning',
   failureStatus: 500,

@@ -44,8 +44,9 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
     if (position > 0 && behaviour.tokenIntervalMs > 0) {
       // Paced against the start, so that timer drift does not add up.
       await sleep(Math.max(0, started + position * behaviour.tokenIntervalMs - performance.now()), undefined, { signal });
-    } else if (position > 0 && position % 16 === 0) {
-      await sleep(0, undefined, { signal });
+    } else if (position > 0 && position % behaviour.chunksPerWrite === 0) {
+      // Node sends what one tick wrote as one write: a yield ends the burst.
+      await (behaviour.chunksPerWrite === 1 ? nextTurn() : sleep(0, undefined, { signal }));
     }
     completionTokens += 1;
     await chunk(`{"index":0,"delta":${JSON.stringify(deltaOf(step, behaviour))},"logprobs":null,"finish_reason":null}`);
@@ -103,6 +104,11 @@ async function injectFailure(context: MockStreamContext, write: (text: string) =
       return;
     }
   }
+}
+
+/** The next turn of the event loop (`setImmediate`): sooner than any timer. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function waitForDrain(response: ServerResponse, signal: AbortSignal): Promise<void> {
