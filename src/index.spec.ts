@@ -14,6 +14,7 @@ describe('the public entry (src/index.ts, the package’s exports["."])', () => 
       'InferenceEngine',
       'ModelConfigBase',
       'ZERO_USAGE',
+      'countersOf',
       'isOutput',
       'makeTimings',
       'textOf',

@@ -9,6 +9,7 @@ export { ModelConfigBase } from './config/model-config.js';
 export { ContextLengthError } from './engine/context-length-error.js';
 export { EngineError, type EngineErrorKind } from './engine/engine-error.js';
 export {
+  countersOf,
   isOutput,
   makeTimings,
   ZERO_USAGE,
@@ -16,6 +17,7 @@ export {
   type DoneEvent,
   type EngineEvent,
   type FinishReason,
+  type OutputCounters,
   type ReasoningDelta,
   type TextDelta,
   type Timings,

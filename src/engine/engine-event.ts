@@ -3,7 +3,13 @@
  * wire or API onto, and every protocol encoder reads (N engines + M protocols = N + M mappers).
  *
  * Order: at most one `accepted` first, zero or more `ack`s and deltas, then exactly one `done`;
- * failures are RxJS errors carrying an EngineError. The first `ack` marks the end of prefill.
+ * failures are RxJS errors carrying an EngineError.
+ *
+ * Running counters (usage and timings, the totals so far) come on an `ack`, or on the output
+ * piece they count: an engine that counts as it produces puts them on the piece, one event per
+ * step instead of an ack and a delta (every event crosses the whole chain to the client), and
+ * sends an `ack` alone for a step that shows nothing. Either way a consumer reads them with
+ * `countersOf`; the first counters mark the end of prefill.
  */
 export type EngineEvent = AcceptedEvent | AckEvent | TextDelta | ReasoningDelta | ToolCallDelta | DoneEvent;
 
@@ -29,12 +35,21 @@ export interface AckEvent {
   timings: Timings;
 }
 
-export interface TextDelta {
+/**
+ * The counters an output piece may carry: what an ack just before it would (`usage` with its
+ * `timings`, both or neither). A piece without them leaves the counters as they were.
+ */
+export interface OutputCounters {
+  usage?: TokenUsage;
+  timings?: Timings;
+}
+
+export interface TextDelta extends OutputCounters {
   type: 'text';
   text: string;
 }
 
-export interface ReasoningDelta {
+export interface ReasoningDelta extends OutputCounters {
   type: 'reasoning';
   text: string;
 }
@@ -43,7 +58,7 @@ export interface ReasoningDelta {
  * A piece of a tool call. The first piece of a call carries `id` and `name`; later pieces carry
  * only an `arguments` fragment. Pieces of one call share its `index`.
  */
-export interface ToolCallDelta {
+export interface ToolCallDelta extends OutputCounters {
   type: 'tool_call';
   index: number;
   id?: string;
@@ -90,6 +105,9 @@ export const ZERO_USAGE: TokenUsage = Object.freeze({
   reasoningTokens: 0,
 });
 
+/** Timings of nothing measured yet: zeros. */
+export const NO_TIMINGS: Timings = Object.freeze(makeTimings({ promptN: 0, promptMs: 0, predictedN: 0, predictedMs: 0 }));
+
 /** Real output: what ends the keep-alive heartbeats. An ack or an empty text is not output. */
 export function isOutput(event: { type: string; text?: string }): boolean {
   switch (event.type) {
@@ -100,6 +118,20 @@ export function isOutput(event: { type: string; text?: string }): boolean {
       return true;
     default:
       return false;
+  }
+}
+
+/** The running counters an event carries: an ack's, or an output piece's (see OutputCounters); undefined for any other. */
+export function countersOf(event: EngineEvent): { usage: TokenUsage; timings?: Timings } | undefined {
+  switch (event.type) {
+    case 'ack':
+      return event;
+    case 'text':
+    case 'reasoning':
+    case 'tool_call':
+      return event.usage === undefined ? undefined : (event as { usage: TokenUsage; timings?: Timings });
+    default:
+      return undefined;
   }
 }
 

@@ -7,7 +7,7 @@ import { MemoryLimitStore } from '../auth/memory-limit-store.js';
 import { parseConfig } from '../config/config-loader.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ModelConfig } from '../config/model-config.js';
-import type { EngineEvent } from '../engine/engine-event.js';
+import { makeTimings, type EngineEvent } from '../engine/engine-event.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { GenerationTelemetry } from '../observability/generation-telemetry.js';
@@ -92,6 +92,20 @@ describe('GenerationService and hidden reasoning', () => {
     accepted.events$.subscribe((event) => seen.push(event));
     for (const event of generation) engine.events.next(event);
     expect(seen).toEqual(expected);
+  });
+
+  it('hides a reasoning piece that carries the counters, but passes them on as an ack', async () => {
+    const engine = new ManualEngine();
+    const accepted = await serviceWith(engine).accept(generationRequest({ model: 'manual', reasoningOutput: 'hide' }), {
+      telemetry: new GenerationTelemetry('messages'),
+      stream: true,
+    });
+    const seen: EngineEvent[] = [];
+    accepted.events$.subscribe((event) => seen.push(event));
+    const counters = { usage: { ...usage, completionTokens: 1, reasoningTokens: 1 }, timings: makeTimings({ promptN: 2, promptMs: 5, predictedN: 1, predictedMs: 0 }) };
+    engine.events.next({ type: 'reasoning', text: 'hm', ...counters });
+    engine.events.next({ type: 'reasoning', text: ' so' });
+    expect(seen).toEqual([{ type: 'ack', ...counters }]);
   });
 });
 
@@ -179,6 +193,20 @@ describe('GenerationService and the caller’s tenant', () => {
     running.unsubscribe();
     expect(interactive.telemetry.admittedAt).toBeDefined();
     expect(background.telemetry.admittedAt).toBeUndefined();
+  });
+
+  it('charges the counters the latest output piece carried when the client leaves before the end', async () => {
+    const store = new MemoryLimitStore();
+    const engine = new ManualEngine();
+    const limiter = new KeyLimiter(store, new GantryMetrics({ list: () => [] } as unknown as ModelRegistry));
+    const service = new GenerationService(models(engine), { limits: {} } as GatewayConfig, limiter);
+    const accepted = await service.accept(generationRequest({ model: 'manual' }), { telemetry: new GenerationTelemetry('chat'), stream: true, caller });
+    const running = accepted.events$.subscribe();
+    const timings = makeTimings({ promptN: 12, promptMs: 5, predictedN: 7, predictedMs: 9 });
+    engine.events.next({ type: 'text', text: 'so far', usage: { promptTokens: 12, completionTokens: 7, cachedTokens: 0, reasoningTokens: 0 }, timings });
+    running.unsubscribe();
+    await settle();
+    expect((await store.peek(['tpm:tenant:team']))[0].count).toBe(19);
   });
 
   it('charges the tokens the engine reported to the tenant’s budgets when the request ends', async () => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { filter, Observable } from 'rxjs';
+import { Observable } from 'rxjs';
 import type { AdmissionTicket } from '../admission/model-admission.js';
 import type { Caller } from '../auth/caller.js';
 import { KeyLimiter } from '../auth/key-limiter.js';
@@ -10,6 +10,7 @@ import type { GenerationRequest } from '../engine/generation-request.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ModelRegistry, type ModelRuntime } from '../models/model-registry.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
+import { hideReasoning } from './hide-reasoning.js';
 import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from './request-limits.js';
 import { meterInto, tenantClaim } from './tenant-claim.js';
 
@@ -90,7 +91,7 @@ export class GenerationService {
     const generated$ = contended || budgeted ? engine$.pipe(meterInto(claim)) : engine$;
     // Hidden here, before the responder's keep-alive and fold: reasoning the client never sees
     // must not end its heartbeats. Usage still counts its tokens (they were generated).
-    const work$ = traced.reasoningOutput === 'hide' ? generated$.pipe(filter((event) => event.type !== 'reasoning')) : generated$;
+    const work$ = traced.reasoningOutput === 'hide' ? generated$.pipe(hideReasoning()) : generated$;
     const release = model.hold();
     let ticket: AdmissionTicket;
     try {

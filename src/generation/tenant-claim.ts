@@ -1,7 +1,7 @@
 import { type MonoTypeOperatorFunction, tap } from 'rxjs';
 import type { AdmissionClaim } from '../admission/admission-claim.js';
 import type { Tenant } from '../auth/tenant.js';
-import type { EngineEvent } from '../engine/engine-event.js';
+import { countersOf, type EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
 import { estimatePromptTokens } from '../engine/token-estimate.js';
 
@@ -23,6 +23,7 @@ export function tenantClaim(tenant: Tenant, request: GenerationRequest, backgrou
 /** Writes the usage each engine event reports into the claim, so that its end charges what was used. */
 export function meterInto(claim: AdmissionClaim): MonoTypeOperatorFunction<EngineEvent> {
   return tap((event) => {
-    if (event.type === 'ack' || event.type === 'done') claim.served = event.usage;
+    const usage = event.type === 'done' ? event.usage : countersOf(event)?.usage;
+    if (usage !== undefined) claim.served = usage;
   });
 }

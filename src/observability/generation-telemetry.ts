@@ -103,14 +103,17 @@ export class GenerationTelemetry {
     if (this.listeners) for (const listener of [...this.listeners]) listener(signal);
   }
 
-  /** Folds an engine event into the counters: GenerationService does, before anyone downstream sees the event. */
+  /** Folds an engine event into the counters (the generation pipeline does, before the hooks see the event). */
   observe(event: EngineEvent): void {
     if (event.type === 'ack') {
       this.usage = event.usage;
     } else if (event.type === 'done') {
       this.usage = event.usage;
       this.finishReason = event.finishReason;
-    } else if (isOutput(event)) {
+    } else if (event.type !== 'accepted') {
+      // An output piece, with the counters when it carries them.
+      if (event.usage !== undefined) this.usage = event.usage;
+      if (!isOutput(event)) return;
       const now = performance.now();
       if (this.firstOutputAt === undefined) this.firstOutputAt = now;
       this.lastOutputGapMs = this.lastOutputAt === undefined ? undefined : now - this.lastOutputAt;

@@ -36,6 +36,19 @@ describe('RunReport', () => {
     expect(seen.slice(-2)).toEqual([ack, DONE]);
   });
 
+  it('keeps the counters of an output piece it drops past the bound, as an ack', async () => {
+    const report = new RunReport();
+    const run = new Subject<EngineEvent>();
+    report.tap(run).subscribe();
+    for (let n = 0; n < MAX_UNREPORTED; n += 1) run.next(text(n));
+    const usage = { ...ZERO_USAGE, promptTokens: 7, completionTokens: 1200 };
+    const timings = makeTimings({ promptN: 7, promptMs: 1, predictedN: 1200, predictedMs: 900 });
+    run.next({ type: 'text', text: 'late', usage, timings });
+    const seen = lastValueFrom(report.events$.pipe(toArray()));
+    run.complete();
+    expect((await seen).at(-1)).toEqual({ type: 'ack', usage, timings });
+  });
+
   it('ends a listener that comes after a failed run with the failure', async () => {
     const report = new RunReport();
     const run = new Subject<EngineEvent>();

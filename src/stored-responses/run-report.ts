@@ -1,5 +1,5 @@
 import { Observable, type Subscriber } from 'rxjs';
-import { type EngineEvent, isOutput } from '../engine/engine-event.js';
+import { countersOf, type EngineEvent, isOutput, NO_TIMINGS } from '../engine/engine-event.js';
 
 /** Output events kept for a run's reporting before anyone subscribed to it (the route subscribes at once). */
 export const MAX_UNREPORTED = 1024;
@@ -8,8 +8,8 @@ export const MAX_UNREPORTED = 1024;
  * A background run's engine events for its request's interceptors (and its telemetry, which the
  * pipeline folds them into): passed on as they come once someone listens, kept until then;
  * ended when the run's events end, or when it is cancelled. Past the bound, early output events
- * are dropped, but the latest other event (usage, the finish) is kept, so the request still ends
- * with its finish reason and usage.
+ * are dropped, but the latest other event (usage, the finish) is kept, the counters of a dropped
+ * piece as an ack, so the request still ends with its finish reason and usage.
  */
 export class RunReport {
   private listener?: Subscriber<EngineEvent>;
@@ -65,5 +65,10 @@ export class RunReport {
   private keep(event: EngineEvent): void {
     if (this.early.length < MAX_UNREPORTED) this.early.push(event);
     else if (!isOutput(event)) this.lateState = event;
+    else {
+      // An output piece dropped here keeps its counters, as the ack they stand for.
+      const counted = countersOf(event);
+      if (counted !== undefined) this.lateState = { type: 'ack', usage: counted.usage, timings: counted.timings ?? NO_TIMINGS };
+    }
   }
 }

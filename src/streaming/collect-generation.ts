@@ -1,5 +1,5 @@
 import type { EngineEvent, FinishReason, Timings, TokenUsage } from '../engine/engine-event.js';
-import { ZERO_USAGE } from '../engine/engine-event.js';
+import { countersOf, ZERO_USAGE } from '../engine/engine-event.js';
 
 /** A whole generation, gathered for a non-streaming answer. */
 export interface GenerationResult {
@@ -23,11 +23,12 @@ export function emptyGeneration(): GenerationResult {
  * the responder already sees every event, and an operator chain would add a subscriber per request.
  */
 export function collectEvent(result: GenerationResult, event: EngineEvent): void {
+  const counted = countersOf(event);
+  if (counted !== undefined) {
+    result.usage = counted.usage;
+    result.timings = counted.timings;
+  }
   switch (event.type) {
-    case 'ack':
-      result.usage = event.usage;
-      result.timings = event.timings;
-      break;
     case 'text':
       result.text += event.text;
       break;

@@ -27,6 +27,26 @@ export const ackOf = (prompt: number, completion: number): EngineEvent => ({
   timings: makeTimings({ promptN: prompt, promptMs: 100, predictedN: completion, predictedMs: completion * 10 }),
 });
 
+/**
+ * The same events as an engine that counts as it produces sends them: each ack that comes right
+ * before an output piece rides that piece instead (EngineEvent's counters). An encoder must write
+ * both the same, byte for byte.
+ */
+export function countersOnOutput(events: StreamEvent[]): StreamEvent[] {
+  const folded: StreamEvent[] = [];
+  for (let index = 0; index < events.length; index += 1) {
+    const event = events[index];
+    const next = events[index + 1];
+    if (event.type === 'ack' && (next?.type === 'text' || next?.type === 'reasoning' || next?.type === 'tool_call')) {
+      folded.push({ ...next, usage: event.usage, timings: event.timings });
+      index += 1;
+    } else {
+      folded.push(event);
+    }
+  }
+  return folded;
+}
+
 /** Deterministic ids for goldens: `${prefix}1`, `${prefix}2`, ... */
 export function counterIds(): (prefix: string) => string {
   let next = 0;

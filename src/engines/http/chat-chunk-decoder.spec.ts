@@ -1,7 +1,7 @@
 import { of, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../engine/engine-error.js';
-import type { EngineEvent } from '../../engine/engine-event.js';
+import { countersOf, type EngineEvent } from '../../engine/engine-event.js';
 import { ChatChunkDecoder } from './chat-chunk-decoder.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
 import { UpstreamError } from './upstream-error.js';
@@ -31,13 +31,23 @@ function decode(pieces: Array<[at: number, text: string]>, { split = 0, end = tr
     for (let start = 0; start < text.length; start += size) body.next(text.slice(start, start + size));
   }
   if (end) body.complete();
-  const outputs = events.filter((event) => event.type !== 'ack');
-  const acks = events.flatMap((event) => (event.type === 'ack' ? [event] : []));
-  return { events, outputs, acks, error, completed };
+  return { events, ...outputsAndCounters(events), error, completed };
+}
+
+/** The events but acks, without the counters they carry; and the counters of every event that carries them, in order. */
+function outputsAndCounters(events: EngineEvent[]) {
+  const outputs = events.filter((event) => event.type !== 'ack').map((event) => ('usage' in event && event.type !== 'done' ? withoutCounters(event) : event));
+  const counted = events.flatMap((event) => countersOf(event) ?? []);
+  return { outputs, counted };
+}
+
+function withoutCounters(event: EngineEvent): EngineEvent {
+  const { usage: _usage, timings: _timings, ...rest } = event as EngineEvent & { timings?: unknown };
+  return rest as EngineEvent;
 }
 
 describe('decodeUpstreamSse', () => {
-  it('reads a vLLM stream with continuous usage: no delta for the role chunk, acks before deltas', () => {
+  it('reads a vLLM stream with continuous usage: an ack for the role chunk, then each delta with the counters after it', () => {
     const usage = (completion: number) => `{"prompt_tokens":12,"total_tokens":${12 + completion},"completion_tokens":${completion}}`;
     const result = decode(
       [
@@ -51,15 +61,17 @@ describe('decodeUpstreamSse', () => {
     );
     expect(result.error).toBeUndefined();
     expect(result.completed).toBe(true);
-    expect(result.events.map((event) => event.type)).toEqual(['ack', 'ack', 'text', 'ack', 'text', 'done']);
+    // One event per chunk: the counters ride the delta.
+    expect(result.events.map((event) => event.type)).toEqual(['ack', 'text', 'text', 'done']);
+    expect(result.events[1]).toMatchObject({ type: 'text', text: 'Hel', usage: { promptTokens: 12, completionTokens: 1 } });
     expect(result.outputs).toEqual([
       { type: 'text', text: 'Hel' },
       { type: 'text', text: 'lo ✓' },
       { type: 'done', finishReason: 'stop', stopSequence: undefined, usage: { promptTokens: 12, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0 } },
     ]);
-    expect(result.acks[0].usage).toMatchObject({ promptTokens: 12, completionTokens: 0 });
+    expect(result.counted[0].usage).toMatchObject({ promptTokens: 12, completionTokens: 0 });
     // Measured here: prefill until the first output, decode from it to the latest one.
-    expect(result.acks[2].timings).toMatchObject({ prompt_n: 12, prompt_ms: 400, predicted_n: 2, predicted_ms: 50, predicted_per_token_ms: 25 });
+    expect(result.counted[2].timings).toMatchObject({ prompt_n: 12, prompt_ms: 400, predicted_n: 2, predicted_ms: 50, predicted_per_token_ms: 25 });
   });
 
   it('reads the clock once per upstream read: the chunks of one read share its arrival time', () => {
@@ -74,7 +86,7 @@ describe('decodeUpstreamSse', () => {
     clock = 160;
     body.next(vllmDelta('{"content":"d"}') + vllmDelta('{"content":"e"}'));
     expect(reads - readsBefore).toBe(2);
-    const timings = events.flatMap((event) => (event.type === 'ack' ? [event.timings] : []));
+    const timings = events.flatMap((event) => countersOf(event)?.timings ?? []);
     // Prefill until the first read (100 ms), decode from it to the latest read (60 ms), whatever the chunks in each.
     expect(timings.map((timing) => timing.prompt_ms)).toEqual([100, 100, 100, 100, 100]);
     expect(timings.map((timing) => timing.predicted_ms)).toEqual([0, 0, 0, 60, 60]);
@@ -118,9 +130,9 @@ describe('decodeUpstreamSse', () => {
     ]);
     expect(result.outputs.map((event) => event.type)).toEqual(['reasoning', 'text', 'text', 'done']);
     expect(result.outputs[0]).toEqual({ type: 'reasoning', text: 'Let me see.' });
-    expect(result.acks.map((ack) => ack.usage.completionTokens)).toEqual([1, 2, 3, 3]);
-    expect(result.acks[0].timings).toMatchObject({ prompt_ms: 210, predicted_n: 1, predicted_ms: 0 });
-    expect(result.acks.at(-1)!.timings).toEqual(JSON.parse(timings));
+    expect(result.counted.map((counters) => counters.usage.completionTokens)).toEqual([1, 2, 3, 3]);
+    expect(result.counted[0].timings).toMatchObject({ prompt_ms: 210, predicted_n: 1, predicted_ms: 0 });
+    expect(result.counted.at(-1)!.timings).toEqual(JSON.parse(timings));
     expect(result.outputs.at(-1)).toMatchObject({ usage: { promptTokens: 12, completionTokens: 3, cachedTokens: 3, reasoningTokens: 1 } });
   });
 

@@ -1,4 +1,4 @@
-import type { EngineEvent, FinishReason, Timings, TokenUsage } from '../../engine/engine-event.js';
+import type { EngineEvent, FinishReason, ReasoningDelta, TextDelta, Timings, TokenUsage, ToolCallDelta } from '../../engine/engine-event.js';
 import { makeTimings, ZERO_USAGE } from '../../engine/engine-event.js';
 import { readContentChunk } from './content-chunk-shortcut.js';
 import { mapUpstreamFinishReason } from './map-upstream-finish-reason.js';
@@ -6,7 +6,7 @@ import type { UpstreamChoice, UpstreamChunk, UpstreamDelta, UpstreamToolCallDelt
 import { keepText, type Redact } from './secret-redactor.js';
 import { upstreamFrameError, upstreamProtocolError } from './upstream-error.js';
 
-type OutputEvent = Exclude<EngineEvent, { type: 'ack' | 'done' }>;
+type OutputEvent = TextDelta | ReasoningDelta | ToolCallDelta;
 
 /**
  * Upstream `chat.completion.chunk` payloads (one SSE `data:` each) to engine events.
@@ -15,9 +15,10 @@ type OutputEvent = Exclude<EngineEvent, { type: 'ack' | 'done' }>;
  *   the finish chunk's empty content are dropped, so they do not stop the gateway's heartbeats.
  * - `reasoning` and `reasoning_content` both become reasoning deltas; a server that sends both
  *   (vLLM during the rename) is read once.
- * - A chunk with output, usage or timings yields one `ack` first (running counters), then its
- *   deltas. Without upstream usage, each output chunk counts as one completion token until the
- *   upstream's usage replaces the count.
+ * - A chunk with output yields its deltas, the first carrying the running counters (see
+ *   OutputCounters): one event per chunk on the way to the client; a chunk with usage or timings
+ *   but no output yields an `ack`. Without upstream usage, each output chunk counts as one
+ *   completion token until the upstream's usage replaces the count.
  * - Timings: llama.cpp's `timings` when the upstream sends them; otherwise measured here from
  *   arrival times, so `timings_per_token` works on any upstream. Prefill (`prompt_ms`) runs from
  *   the request to the first output; decode (`predicted_ms`) from the first output to the latest.
@@ -58,6 +59,7 @@ export class ChatChunkDecoder {
     return this.finished;
   }
 
+  /** The events of one stream event's data. */
   decode(data: string): EngineEvent[] {
     if (this.finished) return [];
     if (data.trim() === '[DONE]') return [this.done()];
@@ -79,10 +81,11 @@ export class ChatChunkDecoder {
     }
     const counted = this.count(deltas, chunk.usage);
     const timed = this.readTimings(chunk.timings);
-    if (deltas.length === 0 && !counted && !timed) return [];
-    const events: EngineEvent[] = deltas;
-    events.unshift({ type: 'ack', usage: this.usage, timings: this.timings() });
-    return events;
+    if (deltas.length === 0) return counted || timed ? [{ type: 'ack', usage: this.usage, timings: this.timings() }] : [];
+    const first = deltas[0];
+    first.usage = this.usage;
+    first.timings = this.timings();
+    return deltas;
   }
 
   /** The body ended. Without `[DONE]`, a stream that reported its finish reason still counts as whole. */

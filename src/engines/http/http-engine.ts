@@ -3,7 +3,7 @@ import { Observable, Subscription, type Observer, type OperatorFunction } from '
 import type { HttpModelConfig } from './http-model-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
 import { EngineError } from '../../engine/engine-error.js';
-import { ACCEPTED, type EngineEvent } from '../../engine/engine-event.js';
+import { ACCEPTED, countersOf, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
@@ -32,7 +32,8 @@ import { countUpstreamPromptTokens } from './upstream-token-count.js';
  * not tried yet, but only while this engine has emitted nothing: once an event went downstream,
  * a retry would repeat or contradict it. Acks are held back until the first output (or the end),
  * so an upstream that reports usage before any output (vLLM's role chunk under continuous usage)
- * can still be retried, and the client never sees counters of an attempt that was given up.
+ * can still be retried, and the client never sees counters of an attempt that was given up; the
+ * held one is dropped when the first output brings counters of its own (newer totals).
  * The first replica to answer 200 makes the request accepted (its headers came: vLLM answers a
  * prompt it refuses, too long for the context, with a 4xx before them).
  * Unsubscribing aborts the upstream request (its socket is closed, which vLLM takes as an abort).
@@ -119,7 +120,8 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
             return;
           }
           committed = true;
-          if (heldAck) emit(heldAck);
+          // An output piece that carries the counters says all the held ack did, and more.
+          if (heldAck && countersOf(event) === undefined) emit(heldAck);
           heldAck = undefined;
           emit(event);
         },

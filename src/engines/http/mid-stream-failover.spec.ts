@@ -76,6 +76,23 @@ describe('MidStreamFailover', () => {
     });
   });
 
+  it('reads and restates the counters an output piece carries as those of an ack before it', () => {
+    const { failover } = failoverFor();
+    const counted = (piece: string, counters: TokenUsage, promptMs: number, predictedMs: number): EngineEvent => {
+      const { usage: carried, timings } = ack(counters, promptMs, predictedMs) as Extract<EngineEvent, { type: 'ack' }>;
+      return { type: 'text', text: piece, usage: carried, timings };
+    };
+    const first = counted('Hello', usage(12, 1, { cachedTokens: 4 }), 50, 0);
+    const second = counted(' there', usage(12, 2, { cachedTokens: 4 }), 50, 20);
+    expect(failover.pass(first)).toBe(first);
+    expect(failover.pass(second)).toBe(second);
+    const continuation = continued(failover);
+    expect(continuation).toMatchObject({ producedTokens: 2, startedAt: 1000 + 50 + 20 });
+    const restated = failover.pass(counted(' world', usage(14, 1, { cachedTokens: 13 }), 300, 0));
+    expect(restated).toMatchObject({ type: 'text', text: ' world', usage: usage(12, 3, { cachedTokens: 4 }) });
+    expect(restated).toMatchObject({ timings: { prompt_n: 12, prompt_ms: 50, predicted_n: 3, predicted_ms: 20 + 300, cache_n: 4 } });
+  });
+
   it('counts across two resumes, and the second continues the text of both attempts before it', () => {
     const { failover } = failoverFor();
     answerTwoWords(failover);

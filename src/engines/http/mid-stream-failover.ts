@@ -1,6 +1,18 @@
 import type { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
 import type { EngineErrorKind } from '../../engine/engine-error.js';
-import { makeTimings, ZERO_USAGE, type DoneEvent, type EngineEvent, type Timings, type TokenUsage } from '../../engine/engine-event.js';
+import {
+  makeTimings,
+  NO_TIMINGS,
+  ZERO_USAGE,
+  type AckEvent,
+  type DoneEvent,
+  type EngineEvent,
+  type ReasoningDelta,
+  type TextDelta,
+  type Timings,
+  type TokenUsage,
+  type ToolCallDelta,
+} from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { toUpstreamContinuation } from './upstream-chat-request.js';
 import { UpstreamError, type CutReason } from './upstream-error.js';
@@ -55,7 +67,7 @@ export class MidStreamFailover {
   private pieces: string[] = [];
   private lastOutput?: 'text' | 'reasoning';
   private wroteToolCall = false;
-  /** The client's counters and timings: those of the latest ack passed on. */
+  /** The client's counters and timings: the latest passed on (an ack's, or an output piece's). */
   private usage: TokenUsage = ZERO_USAGE;
   private timings?: Timings;
   /** The client's counters when the current continuation began; undefined during the first attempt. */
@@ -80,29 +92,34 @@ export class MidStreamFailover {
           this.pieces = [];
         }
         if (event.text.length > 0) this.lastOutput = 'text';
-        return event;
+        return this.counted(event);
       case 'reasoning':
         if (event.text.length > 0) this.lastOutput = 'reasoning';
-        return event;
+        return this.counted(event);
       case 'tool_call':
         this.wroteToolCall = true;
-        return event;
-      case 'ack': {
-        if (!this.base) {
-          this.usage = event.usage;
-          this.timings = event.timings;
-          return event;
-        }
-        this.usage = this.clientUsage(event.usage);
-        this.timings = this.clientTimings(event.timings);
-        return { type: 'ack', usage: this.usage, timings: this.timings };
-      }
+        return this.counted(event);
+      case 'ack':
+        return this.counted(event);
       case 'done':
         return this.base ? { ...event, usage: this.clientUsage(event.usage) } : event;
       case 'accepted':
         // The engine emits one for the whole answer (its first replica's), never a continuation's.
         return event;
     }
+  }
+
+  /** Records the counters an ack or an output piece carries; a continuation's are restated as the client's. */
+  private counted<Event extends AckEvent | TextDelta | ReasoningDelta | ToolCallDelta>(event: Event): Event {
+    if (event.usage === undefined) return event;
+    if (!this.base) {
+      this.usage = event.usage;
+      this.timings = event.timings;
+      return event;
+    }
+    this.usage = this.clientUsage(event.usage);
+    this.timings = this.clientTimings(event.timings ?? NO_TIMINGS);
+    return { ...event, usage: this.usage, timings: this.timings };
   }
 
   /** What to do about `error`, which ended the current attempt after the answer's output began; `now` on the engine's clock. */
@@ -127,7 +144,7 @@ export class MidStreamFailover {
     if (left !== undefined && left <= 0) return { kind: 'finish', event: { type: 'done', finishReason: 'length', usage: this.usage } };
 
     this.resumes += 1;
-    const timings = this.timings ?? makeTimings({ promptN: 0, promptMs: 0, predictedN: 0, predictedMs: 0 });
+    const timings = this.timings ?? NO_TIMINGS;
     this.base = { usage: this.usage, timings };
     return {
       kind: 'continue',

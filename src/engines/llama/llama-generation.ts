@@ -123,8 +123,11 @@ export class LlamaGeneration {
       generated.push(token);
       const step = parser.push(decoder.push(token));
       this.meter.countToken(parser.inReasoning || step.deltas.some((delta) => delta.type === 'reasoning'));
-      this.emit(this.meter.ack());
-      for (const delta of step.deltas) this.emit(delta);
+      // The counters ride the step's first piece; an ack alone when the parsers hold it all back.
+      const { usage, timings } = this.meter.ack();
+      const [first, ...rest] = step.deltas;
+      this.emit(first === undefined ? { type: 'ack', usage, timings } : { ...first, usage, timings });
+      for (const delta of rest) this.emit(delta);
       if (step.stop) {
         // A stop string ends the output; the parsers released what they held in this same step.
         return this.finish(parser, step.stop.requested ? step.stop.sequence : undefined);

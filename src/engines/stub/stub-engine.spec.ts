@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { plainToInstance } from 'class-transformer';
 import { generationRequest, userMessage } from '../../../test/support/requests.js';
 import { EngineError } from '../../engine/engine-error.js';
-import type { EngineEvent } from '../../engine/engine-event.js';
+import { countersOf, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { StubModelConfig } from './stub-model-config.js';
 import { StubEngine } from './stub-engine.js';
@@ -65,14 +65,21 @@ describe('StubEngine', () => {
     expect(result.done).toMatchObject({ finishReason: 'stop', stopSequence: 'o th' });
   });
 
-  it('waits prefillMs for the first ack, then tokenIntervalMs between tokens', () => {
+  it('waits prefillMs for the first ack, then tokenIntervalMs between tokens, each carrying the counters', () => {
     const result = run({ prefillMs: 1000, tokenIntervalMs: 30 }, generationRequest());
     const acks = result.events.filter(({ event }) => event.type === 'ack');
-    expect(acks[0].at).toBe(1000);
+    expect(acks.map(({ at }) => at)).toEqual([1000]);
     expect(acks[0].event).toMatchObject({ usage: { promptTokens: 3, completionTokens: 0 }, timings: { prompt_n: 3, predicted_n: 0 } });
-    const texts = result.events.filter(({ event }) => event.type === 'text').map(({ at }) => at);
-    expect(texts).toEqual([1030, 1060, 1090]);
-    expect(acks.at(-1)!.event).toMatchObject({ timings: { predicted_n: 3 } });
+    const texts = result.events.filter(({ event }) => event.type === 'text');
+    expect(texts.map(({ at }) => at)).toEqual([1030, 1060, 1090]);
+    expect(texts.map(({ event }) => countersOf(event)?.usage.completionTokens)).toEqual([1, 2, 3]);
+    expect(texts.at(-1)!.event).toMatchObject({ timings: { predicted_n: 3 } });
+  });
+
+  it('sends the counters of a token whose text a stop string holds back as an ack', () => {
+    const result = run({}, generationRequest({ messages: [userMessage('one two three four')], sampling: { stop: ['o th'] } }));
+    expect(result.events.map(({ event }) => event.type)).toEqual(['accepted', 'ack', 'text', 'text', 'ack', 'done']);
+    expect(result.events[4].event).toMatchObject({ type: 'ack', usage: { completionTokens: 3 } });
   });
 
   it('streams the configured reasoning before the answer and counts it', () => {

@@ -1,6 +1,6 @@
 import { asyncScheduler, Observable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
 import { EngineError } from '../../engine/engine-error.js';
-import type { EngineEvent, FinishReason, TokenUsage } from '../../engine/engine-event.js';
+import type { EngineEvent, FinishReason, Timings, TokenUsage } from '../../engine/engine-event.js';
 import { makeTimings } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
@@ -137,21 +137,24 @@ class StubRun {
     this.timer = this.schedule(() => this.produce(), this.config.tokenIntervalMs);
   }
 
-  /** Emits one token; returns true when it ended the generation (a stop string matched). */
+  /**
+   * Emits one token, the running counters on it (an ack alone when the stop-string matcher holds
+   * its text back); returns true when it ended the generation (a stop string matched).
+   */
   private emitStep(step: StubStep): boolean {
     this.completionTokens += 1;
     if (step.kind === 'reasoning') this.reasoningTokens += 1;
-    this.emitAck();
+    const { usage, timings } = this.counters();
     switch (step.kind) {
       case 'reasoning':
-        this.subscriber.next({ type: 'reasoning', text: step.text });
+        this.subscriber.next({ type: 'reasoning', text: step.text, usage, timings });
         return false;
       case 'tool':
-        this.subscriber.next({ type: 'tool_call', index: step.index, id: step.id, name: step.name, arguments: step.arguments });
+        this.subscriber.next({ type: 'tool_call', index: step.index, id: step.id, name: step.name, arguments: step.arguments, usage, timings });
         return false;
       case 'text': {
         const { emit, stop } = this.matcher.push(step.text);
-        if (emit.length > 0) this.subscriber.next({ type: 'text', text: emit });
+        this.subscriber.next(emit.length > 0 ? { type: 'text', text: emit, usage, timings } : { type: 'ack', usage, timings });
         if (stop === undefined) return false;
         this.finish('stop', stop);
         return true;
@@ -171,17 +174,20 @@ class StubRun {
   }
 
   private emitAck(): void {
-    const now = performance.now();
-    this.subscriber.next({
-      type: 'ack',
+    this.subscriber.next({ type: 'ack', ...this.counters() });
+  }
+
+  /** The usage and timings so far. */
+  private counters(): { usage: TokenUsage; timings: Timings } {
+    return {
       usage: this.usage(),
       timings: makeTimings({
         promptN: this.promptTokens,
         promptMs: this.prefillEndedAt - this.startedAt,
         predictedN: this.completionTokens,
-        predictedMs: this.completionTokens > 0 ? now - this.prefillEndedAt : 0,
+        predictedMs: this.completionTokens > 0 ? performance.now() - this.prefillEndedAt : 0,
       }),
-    });
+    };
   }
 
   private usage(): TokenUsage {

@@ -1,13 +1,20 @@
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../streaming/stream-event.js';
-import { payloadsOf, scripts, transcriptOf } from '../../../test/support/transcript.js';
+import { countersOnOutput, payloadsOf, scripts, transcriptOf } from '../../../test/support/transcript.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { encodeMessagesStream } from './encode-messages-stream.js';
 import { fromAnthropicToolUseId } from './tool-use-id.js';
 
 const encoder = () => encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTokens: 3 });
 const golden = (name: string) => `./__golden__/${name}.sse`;
+
+describe('encodeMessagesStream and counters on output pieces', () => {
+  it.each(Object.keys(scripts) as Array<keyof typeof scripts>)('%s: the same events as with the acks apart', async (name) => {
+    const failure = name === 'failureAfterHeartbeat' ? new EngineError('upstream', 'gone') : undefined;
+    expect(await transcriptOf(countersOnOutput(scripts[name]()), encoder(), failure)).toBe(await transcriptOf(scripts[name](), encoder(), failure));
+  });
+});
 
 describe('encodeMessagesStream (golden transcripts)', () => {
   it('text with pings before the first output', async () => {

@@ -5,6 +5,7 @@ import type { EngineEvent, Timings } from '../../engine/engine-event.js';
 import { makeTimings } from '../../engine/engine-event.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
 import { serializeSseFrame } from '../sse/sse-frame.js';
+import { countersOnOutput, scripts } from '../../../test/support/transcript.js';
 import { encodeChatStream, type ChatStreamOptions } from './encode-chat-stream.js';
 
 const IDENTITY = { id: 'chatcmpl-1', model: 'stub', created: 1700000000 };
@@ -36,6 +37,27 @@ const finishChunk = (reason: string, suffix = '') =>
   `data: ${HEAD}[{"index":0,"delta":{},"logprobs":null,"finish_reason":"${reason}"}]${suffix}}\n\n`;
 const heartbeatChunk = (suffix = '') => `data: ${HEAD}[{"index":0,"delta":{},"logprobs":null,"finish_reason":null}]${suffix}}\n\n`;
 const DONE = 'data: [DONE]\n\n';
+
+describe('encodeChatStream and counters on output pieces', () => {
+  it.each(Object.keys(scripts) as Array<keyof typeof scripts>)(
+    '%s: counters an output piece carries are written as an ack right before it would be, every stream option on',
+    async (name) => {
+      const options = { includeUsage: true, continuousUsage: true, timings: true };
+      const folded = countersOnOutput(scripts[name]());
+      if (name !== 'failureAfterHeartbeat') expect(folded.length).toBeLessThan(scripts[name]().length);
+      const failure = name === 'failureAfterHeartbeat' ? new EngineError('upstream', 'gone') : undefined;
+      expect(await transcript(folded, options, failure)).toBe(await transcript(scripts[name](), options, failure));
+    },
+  );
+
+  it('shows the counters of a piece on its own chunk, and on the heartbeats and chunks after it', async () => {
+    const counted: EngineEvent = { type: 'text', text: 'Hi', usage: usage(3, 1), timings };
+    const one = ',"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}';
+    expect(await transcript([counted, { type: 'heartbeat', n: 0 }], { continuousUsage: true, timings: true })).toBe(
+      roleChunk + deltaChunk('{"content":"Hi"}', `${one},"timings":${TIMINGS_JSON}`) + heartbeatChunk(`${one},"timings":${TIMINGS_JSON}`) + DONE,
+    );
+  });
+});
 
 describe('encodeChatStream (golden transcripts)', () => {
   it('plain: role chunk, heartbeats, content, finish, [DONE]', async () => {

@@ -1,5 +1,5 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { AckEvent, DoneEvent, EngineEvent, Timings, TokenUsage } from '../../engine/engine-event.js';
+import type { DoneEvent, EngineEvent, OutputCounters, Timings, TokenUsage } from '../../engine/engine-event.js';
 import { ZERO_USAGE } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
 import { openOnFirstEvent } from '../../streaming/open-on-first-event.js';
@@ -28,9 +28,11 @@ export interface ChatStreamOptions {
  *
  * The role chunk leaves with the first stream event (the engine's acceptance, a heartbeat, or
  * whatever comes first; see openOnFirstEvent), before anything is measured: it carries no usage
- * or timings; `continuous_usage_stats` puts usage on every chunk after it, heartbeats included. Every chunk shares one id, model and created; the prefix holding them is
- * serialized once per stream. A failure after the stream
- * opened becomes `data: {"error": ...}` followed by `[DONE]`, and the stream ends cleanly.
+ * or timings; `continuous_usage_stats` puts usage on every chunk after it, heartbeats included:
+ * the latest counters, an ack's or an output piece's (which its own chunk shows). Every chunk
+ * shares one id, model and created; the prefix holding them is serialized once per stream. A
+ * failure after the stream opened becomes `data: {"error": ...}` followed by `[DONE]`, and the
+ * stream ends cleanly.
  */
 export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<StreamEvent, SseFrame> {
   return (source) =>
@@ -59,21 +61,28 @@ export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<S
         if (options.includeUsage) chunk('[]', usage);
       };
 
+      // An ack's counters, or an output piece's (read before the piece is written, as an ack before it would be).
+      const count = (counted: OutputCounters) => {
+        if (counted.usage === undefined) return;
+        usage = counted.usage;
+        timings = counted.timings;
+      };
       const onEvent = (event: StreamEvent) => {
         switch (event.type) {
           case 'ack':
-            usage = (event as AckEvent).usage;
-            timings = event.timings;
-            return;
+            return count(event);
           case 'accepted':
             return;
           case 'heartbeat':
             return chunk('[{"index":0,"delta":{},"logprobs":null,"finish_reason":null}]');
           case 'text':
+            count(event);
             return delta(`{"content":${JSON.stringify(event.text)}}`);
           case 'reasoning':
+            count(event);
             return delta(`{"reasoning_content":${JSON.stringify(event.text)}}`);
           case 'tool_call':
+            count(event);
             return delta(`{"tool_calls":[${JSON.stringify(toolCallDelta(event))}]}`);
           case 'done':
             return finish(event);

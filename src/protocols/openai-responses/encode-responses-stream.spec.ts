@@ -1,7 +1,7 @@
 import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StreamEvent } from '../../streaming/stream-event.js';
-import { ackOf, counterIds, payloadsOf, scripts, transcriptOf, usageOf } from '../../../test/support/transcript.js';
+import { ackOf, counterIds, countersOnOutput, payloadsOf, scripts, transcriptOf, usageOf } from '../../../test/support/transcript.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { encodeResponsesStream } from './encode-responses-stream.js';
 import { responseEnvelope } from './response-object.js';
@@ -42,6 +42,19 @@ afterAll(() => vi.useRealTimers());
 function sequenceNumbers(text: string): number[] {
   return [...text.matchAll(/"sequence_number":(\d+)/g)].map((match) => Number(match[1]));
 }
+
+describe('encodeResponsesStream and counters on output pieces', () => {
+  it.each(Object.keys(scripts) as Array<keyof typeof scripts>)('%s: the same events as with the acks apart', async (name) => {
+    const failure = name === 'failureAfterHeartbeat' ? new EngineError('upstream', 'gone') : undefined;
+    expect(await transcriptOf(countersOnOutput(scripts[name]()), encoder(), failure)).toBe(await transcriptOf(scripts[name](), encoder(), failure));
+  });
+
+  it('reports the latest counters a piece carried in a failed response', async () => {
+    const cut: StreamEvent[] = [ackOf(3, 1), { type: 'text', text: 'half' }, ackOf(3, 2), { type: 'text', text: ' more' }];
+    const failed = payloadsOf(await transcriptOf(countersOnOutput(cut), encoder(), new EngineError('upstream', 'gone'))).at(-1);
+    expect(failed).toMatchObject({ type: 'response.failed', response: { usage: { input_tokens: 3, output_tokens: 2 } } });
+  });
+});
 
 describe('encodeResponsesStream (golden transcripts)', () => {
   it('a message with in_progress heartbeats before it', async () => {

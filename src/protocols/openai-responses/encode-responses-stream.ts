@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { DoneEvent, EngineEvent, TokenUsage } from '../../engine/engine-event.js';
-import { ZERO_USAGE } from '../../engine/engine-event.js';
+import { countersOf, ZERO_USAGE } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
 import { openOnFirstEvent } from '../../streaming/open-on-first-event.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
@@ -145,14 +145,13 @@ export function encodeResponsesStream(
       };
 
       const onEvent = (event: StreamEvent) => {
+        if (event.type === 'heartbeat') return emit('response.in_progress', { response: responseObject(envelope, 'in_progress', [...output]) });
+        // The latest counters (an ack's, or an output piece's): what a failed response reports.
+        usage = countersOf(event)?.usage ?? usage;
         switch (event.type) {
           case 'ack':
-            usage = event.usage;
-            return;
           case 'accepted':
             return;
-          case 'heartbeat':
-            return emit('response.in_progress', { response: responseObject(envelope, 'in_progress', [...output]) });
           case 'reasoning':
             if (event.text.length > 0) onReasoning(event.text);
             return;
