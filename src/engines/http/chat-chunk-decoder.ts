@@ -1,12 +1,13 @@
-import type { EngineEvent, FinishReason, ReasoningDelta, TextDelta, Timings, TokenUsage, ToolCallDelta } from '../../engine/engine-event.js';
+import type { EngineEvent, FinishReason, Timings, TokenUsage, ToolCallDelta } from '../../engine/engine-event.js';
 import { makeTimings, ZERO_USAGE } from '../../engine/engine-event.js';
 import { readContentChunk } from './content-chunk-shortcut.js';
 import { mapUpstreamFinishReason } from './map-upstream-finish-reason.js';
-import type { UpstreamChoice, UpstreamChunk, UpstreamDelta, UpstreamToolCallDelta, UpstreamUsage } from './upstream-chunk.js';
+import type { UpstreamChoice, UpstreamChunk, UpstreamToolCallDelta, UpstreamUsage } from './upstream-chunk.js';
 import { keepText, type Redact } from './secret-redactor.js';
 import { upstreamFrameError, upstreamProtocolError } from './upstream-error.js';
 
-type OutputEvent = TextDelta | ReasoningDelta | ToolCallDelta;
+/** Nothing to emit (shared: callers only read the events). */
+const NONE: readonly EngineEvent[] = Object.freeze([]);
 
 /**
  * Upstream `chat.completion.chunk` payloads (one SSE `data:` each) to engine events.
@@ -60,37 +61,49 @@ export class ChatChunkDecoder {
   }
 
   /** The events of one stream event's data. */
-  decode(data: string): EngineEvent[] {
-    if (this.finished) return [];
+  decode(data: string): readonly EngineEvent[] {
+    if (this.finished) return NONE;
     if (data.trim() === '[DONE]') return [this.done()];
     return this.decodeChunk(readContentChunk(data) ?? parseUpstreamPayload(data, 'stream event'));
   }
 
   /** One parsed chunk (a whole answer comes as one, see decodeUpstreamJson). */
-  decodeChunk(chunk: UpstreamChunk): EngineEvent[] {
-    if (this.finished) return [];
+  decodeChunk(chunk: UpstreamChunk): readonly EngineEvent[] {
+    if (this.finished) return NONE;
     if ((chunk.error !== undefined && chunk.error !== null) || chunk.object === 'error') throw upstreamFrameError(chunk, this.redact);
 
     const choice = firstChoiceOf(chunk.choices);
-    const deltas = choice?.delta ? this.deltasOf(choice.delta) : [];
+    const delta = choice?.delta;
+    const reasoning = delta ? delta.reasoning || delta.reasoning_content : undefined;
+    const content = delta?.content;
+    const calls = delta?.tool_calls ? this.toolCallDeltas(delta.tool_calls) : undefined;
     if (choice) this.noteFinish(choice);
-    if (deltas.length > 0) {
+    const output = !!reasoning || !!content || (calls !== undefined && calls.length > 0);
+    if (output) {
       const at = this.now();
       this.firstOutputAt ??= at;
       this.lastOutputAt = at;
     }
-    const counted = this.count(deltas, chunk.usage);
+    const counted = this.count(output, !!reasoning, chunk.usage);
     const timed = this.readTimings(chunk.timings);
-    if (deltas.length === 0) return counted || timed ? [{ type: 'ack', usage: this.usage, timings: this.timings() }] : [];
-    const first = deltas[0];
-    first.usage = this.usage;
-    first.timings = this.timings();
-    return deltas;
+    if (!output) return counted || timed ? [{ type: 'ack', usage: this.usage, timings: this.timings() }] : NONE;
+    // The first piece carries the counters; content alone (nearly every chunk) is one event.
+    const usage = this.usage;
+    const timings = this.timings();
+    if (reasoning) {
+      const events: EngineEvent[] = [{ type: 'reasoning', text: reasoning, usage, timings }];
+      if (content) events.push({ type: 'text', text: content });
+      if (calls) events.push(...calls);
+      return events;
+    }
+    if (content) return calls ? [{ type: 'text', text: content, usage, timings }, ...calls] : [{ type: 'text', text: content, usage, timings }];
+    const [first, ...rest] = calls!;
+    return [{ ...first, usage, timings }, ...rest];
   }
 
   /** The body ended. Without `[DONE]`, a stream that reported its finish reason still counts as whole. */
-  end(): EngineEvent[] {
-    if (this.finished) return [];
+  end(): readonly EngineEvent[] {
+    if (this.finished) return NONE;
     if (this.finishReason === undefined) {
       throw upstreamProtocolError('The upstream closed the stream before it finished.', undefined, 'reset');
     }
@@ -102,17 +115,9 @@ export class ChatChunkDecoder {
     return { type: 'done', finishReason: this.finishReason ?? 'stop', stopSequence: this.stopSequence, usage: this.usage };
   }
 
-  private deltasOf(delta: UpstreamDelta): OutputEvent[] {
-    const events: OutputEvent[] = [];
-    const reasoning = delta.reasoning || delta.reasoning_content;
-    if (reasoning) events.push({ type: 'reasoning', text: reasoning });
-    if (delta.content) events.push({ type: 'text', text: delta.content });
-    if (delta.tool_calls) this.toolCallDeltas(delta.tool_calls, events);
-    return events;
-  }
-
   /** Tool-call pieces to events: a call is announced (id and name) once its name is known. */
-  private toolCallDeltas(calls: UpstreamToolCallDelta[], events: OutputEvent[]): void {
+  private toolCallDeltas(calls: UpstreamToolCallDelta[]): ToolCallDelta[] {
+    const events: ToolCallDelta[] = [];
     for (const call of calls) {
       const index = call.index ?? 0;
       let state = this.calls.get(index);
@@ -134,6 +139,7 @@ export class ChatChunkDecoder {
         state.held = '';
       }
     }
+    return events;
   }
 
   private noteFinish(choice: UpstreamChoice): void {
@@ -142,20 +148,21 @@ export class ChatChunkDecoder {
     if (typeof choice.stop_reason === 'string') this.stopSequence = choice.stop_reason;
   }
 
-  /** Updates the counters; true when they changed. */
-  private count(deltas: OutputEvent[], usage: UpstreamUsage | null | undefined): boolean {
+  /** Updates the counters for a chunk (`output`: it showed something; `reasoning`: some of it reasoning); true when they changed. */
+  private count(output: boolean, reasoning: boolean, usage: UpstreamUsage | null | undefined): boolean {
+    const reasoned = reasoning ? this.reasoningPerChunk : 0;
     if (usage) {
-      const countedReasoning = this.usage.reasoningTokens + (deltas.some(isReasoning) ? this.reasoningPerChunk : 0);
+      const countedReasoning = this.usage.reasoningTokens + reasoned;
       // A new usage object only when a counter moved: continuous usage repeats itself on most chunks.
       const changed = !sameAsUpstream(this.usage, usage, countedReasoning);
       if (changed) this.usage = toTokenUsage(usage, countedReasoning);
-      return changed || deltas.length > 0;
+      return changed || output;
     }
-    if (deltas.length === 0) return false;
+    if (!output) return false;
     this.usage = {
       ...this.usage,
       completionTokens: this.usage.completionTokens + 1,
-      reasoningTokens: this.usage.reasoningTokens + (deltas.some(isReasoning) ? this.reasoningPerChunk : 0),
+      reasoningTokens: this.usage.reasoningTokens + reasoned,
     };
     return true;
   }
@@ -233,6 +240,3 @@ function sameAsUpstream(current: TokenUsage, usage: UpstreamUsage, countedReason
   );
 }
 
-function isReasoning(event: OutputEvent): boolean {
-  return event.type === 'reasoning';
-}
