@@ -57,6 +57,8 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
           breaking('breaks-thinking', { failure: 'drop', failAtTokens: [2], reasoning: 'hmm let me see' }),
           // One replica of two is down, and a whole (JSON) answer is asked of the upstream as by default.
           { name: 'one-down', engine: 'http', upstreams: [oneDown.url, spare.url], healthCheckIntervalMs: 0, maxFailures: 1000 },
+          // The same pair, on a model that reasons before it answers: the replica dies while it does.
+          { name: 'one-down-thinking', engine: 'http', upstreams: [oneDown.url, spare.url], healthCheckIntervalMs: 0, maxFailures: 1000, nonStreaming: 'stream', headers: behaving({ reasoning: 'hmm let me see now' }) },
         ],
       },
       { observability: { logDestination: destination, spanExporter: exporter } },
@@ -136,6 +138,15 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
 
     const thinking = await ask('breaks-thinking', 'chat', true);
     expect(thinking.error).toMatch(/the model was still reasoning/);
+  });
+
+  it('reasoning the client is not shown (Messages without thinking) is not output: an answer cut during it is retried whole, with no error', async () => {
+    // Round robin over the pair: of two requests, one starts on the replica that dies.
+    for (const stream of [true, true, false, false]) {
+      const answer = await ask('one-down-thinking', 'messages', stream);
+      expect(answer.error, `stream ${stream}`).toBeUndefined();
+      expect(answer.text).toBe(healthy[`messages-${stream}`]!.text);
+    }
   });
 
   it('n > 1 is refused before anything is generated, so no answer of several choices is ever cut', async () => {
