@@ -133,7 +133,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(await eventually(async () => (await exchange(url, CHAT.path, chat('limited', 'again'))).status === 200)).toBe(true);
   });
 
-  it("queues across workers: a queued stream opens at once and gets its worker's keep-alives, and its hang-up leaves the instance's queue at once", async () => {
+  it("queues across workers: a queued stream opens at its first keep-alive and gets its worker's keep-alives, and its hang-up leaves the instance's queue at once", async () => {
     const agent = unpooledAgent();
     let release = false;
     let holding = false;
@@ -147,14 +147,20 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     });
     expect(await eventually(() => holding)).toBe(true);
     let heartbeats = 0;
+    const sent = Date.now();
+    let headAfterMs = 0;
     const waiter = await postStream(url, CHAT.path, CHAT.body('single', 'waiting'), {
       agent,
+      onResponse: () => (headAfterMs = Date.now() - sent),
       // Hangs up after two keep-alives: it is queued, behind the holder, and nothing else came.
       onFrame: (frame) => CHAT.isHeartbeat(frame) && (heartbeats += 1) === 2,
       timeoutMs: 30_000,
     });
     expect(waiter.status).toBe(200);
+    // Its head waited for the first keep-alive (intervalMs: 100; a timer may fire a millisecond early), then left with it.
+    expect(headAfterMs).toBeGreaterThanOrEqual(95);
     expect(JSON.parse((waiter.frames[0] as { data: string }).data).choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(waiter.frames.length).toBe(3);
     expect(waiter.frames.slice(1).every((frame) => CHAT.isHeartbeat(frame))).toBe(true);
     expect(waiter.end).toBe('client');
     // Its place in the queue (of one) is free again, whichever worker asks (each leaves it at its first frame).
