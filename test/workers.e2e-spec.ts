@@ -1,5 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logLinesOf, startCli, writeConfig, type CliProcess } from './support/cli-process.js';
 import { postStream, unpooledAgent, type StreamOutcome } from './support/http-stream.js';
@@ -76,9 +78,30 @@ const processAlive = (pid: number) => {
   }
 };
 
+/**
+ * A plugin with an `APP_PIPE`, which reaches Nest's routes but not the generation routes: each
+ * worker's start finds it, and the instance names it once. Nest resolves from the folder's
+ * `node_modules` (the repository's), as a plugin installed beside Gantry would.
+ */
+function pipePlugin(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'gantry-pipe-plugin-'));
+  symlinkSync(join(import.meta.dirname, '..', 'node_modules'), join(folder, 'node_modules'), 'dir');
+  writeFileSync(
+    join(folder, 'pipe-plugin.mjs'),
+    `import { Module } from '@nestjs/common';
+import { APP_PIPE } from '@nestjs/core';
+export class PassThroughPipe { transform(value) { return value; } }
+export default class PipePlugin {}
+Module({ providers: [{ provide: APP_PIPE, useClass: PassThroughPipe }] })(PipePlugin);
+`,
+  );
+  return join(folder, 'pipe-plugin.mjs');
+}
+
 const BASE_CONFIG = `server: { workers: 2 }
 responses: { store: off }
 keepalive: { intervalMs: 100 }
+plugins: [${JSON.stringify(pipePlugin())}]
 models:
   - { name: echo, engine: stub }
   - { name: limited, engine: stub, maxConcurrency: 2, maxQueue: 0, tokenIntervalMs: 20 }
@@ -275,6 +298,13 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(outcome.frames.map(CHAT.contentOf).join('')).toBe(prompt);
     expect(await cli.exited).toBe(0);
     expect(workers.every((pid) => !processAlive(pid))).toBe(true);
+  });
+
+  it("names the plugin's APP_PIPE, which the generation routes do not run, once for the instance (not once per worker, nor again for a restarted one)", () => {
+    // Read after the exit: every worker's log has been flushed.
+    const warnings = logs().filter((line) => line.level === 40 && line.msg.startsWith('These Nest enhancers reach'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].msg).toContain('APP_PIPE PassThroughPipe');
   });
 });
 
