@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AdmissionCoordinator } from './admission/model-admission.js';
 import { ApiKeyRing } from './auth/api-key-ring.js';
@@ -67,6 +68,8 @@ export async function serveAsWorker(): Promise<void> {
       { provide: InstanceLimitStore, useValue: new PrimaryLimitStore(channel) },
       { provide: MetricsExposition, useValue: new ClusterMetricsExposition(channel) },
     ],
+    // Said once for the instance: by the first worker forked (cluster ids count from 1).
+    instanceWarnings: cluster.worker?.id === 1,
   });
   const pid = String(process.pid);
   app.getHttpAdapter().getInstance().addHook('onRequest', (_request, reply, done) => {

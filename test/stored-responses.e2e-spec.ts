@@ -462,8 +462,15 @@ describe('stored Responses behind API keys', () => {
     await expect(a.responses.create({ model: 'stub', input: 'a second one', background: true })).rejects.toMatchObject({ status: 429 });
     await expect(a.responses.create({ model: 'stub', input: 'a foreground one' })).rejects.toMatchObject({ status: 429 });
     expect((await b.responses.create({ model: 'stub', input: 'another key is not held back' })).status).toBe('completed');
-    // Its own key can still poll it (reading a stored response holds no stream slot).
+    // Its own key can still poll it, and count tokens on either API: only a generation holds a stream slot.
     expect(['queued', 'in_progress']).toContain((await a.responses.retrieve(running.id)).status);
+    expect((await a.responses.inputTokens.count({ model: 'stub', input: 'one two' })).input_tokens).toBeGreaterThan(0);
+    const counted = await fetch(`${gateway.url}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY_A, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'stub', messages: [{ role: 'user', content: 'one two' }] }),
+    });
+    expect(counted.status).toBe(200);
 
     await a.responses.cancel(running.id);
     // The slot comes back when the run has ended.

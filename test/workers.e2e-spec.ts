@@ -1,5 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logLinesOf, startCli, writeConfig, type CliProcess } from './support/cli-process.js';
 import { postStream, unpooledAgent, type StreamOutcome } from './support/http-stream.js';
@@ -76,9 +78,30 @@ const processAlive = (pid: number) => {
   }
 };
 
+/**
+ * A plugin with an `APP_PIPE`, which reaches Nest's routes but not the generation routes: each
+ * worker's start finds it, and the instance names it once. Nest resolves from the folder's
+ * `node_modules` (the repository's), as a plugin installed beside Gantry would.
+ */
+function pipePlugin(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'gantry-pipe-plugin-'));
+  symlinkSync(join(import.meta.dirname, '..', 'node_modules'), join(folder, 'node_modules'), 'dir');
+  writeFileSync(
+    join(folder, 'pipe-plugin.mjs'),
+    `import { Module } from '@nestjs/common';
+import { APP_PIPE } from '@nestjs/core';
+export class PassThroughPipe { transform(value) { return value; } }
+export default class PipePlugin {}
+Module({ providers: [{ provide: APP_PIPE, useClass: PassThroughPipe }] })(PipePlugin);
+`,
+  );
+  return join(folder, 'pipe-plugin.mjs');
+}
+
 const BASE_CONFIG = `server: { workers: 2 }
 responses: { store: off }
 keepalive: { intervalMs: 100 }
+plugins: [${JSON.stringify(pipePlugin())}]
 models:
   - { name: echo, engine: stub }
   - { name: limited, engine: stub, maxConcurrency: 2, maxQueue: 0, tokenIntervalMs: 20 }
@@ -133,7 +156,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(await eventually(async () => (await exchange(url, CHAT.path, chat('limited', 'again'))).status === 200)).toBe(true);
   });
 
-  it("queues across workers: a queued stream opens at once and gets its worker's keep-alives, and its hang-up leaves the instance's queue at once", async () => {
+  it("queues across workers: a queued stream opens at its first keep-alive and gets its worker's keep-alives, and its hang-up leaves the instance's queue at once", async () => {
     const agent = unpooledAgent();
     let release = false;
     let holding = false;
@@ -147,14 +170,20 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     });
     expect(await eventually(() => holding)).toBe(true);
     let heartbeats = 0;
+    const sent = Date.now();
+    let headAfterMs = 0;
     const waiter = await postStream(url, CHAT.path, CHAT.body('single', 'waiting'), {
       agent,
+      onResponse: () => (headAfterMs = Date.now() - sent),
       // Hangs up after two keep-alives: it is queued, behind the holder, and nothing else came.
       onFrame: (frame) => CHAT.isHeartbeat(frame) && (heartbeats += 1) === 2,
       timeoutMs: 30_000,
     });
     expect(waiter.status).toBe(200);
+    // Its head waited for the first keep-alive (intervalMs: 100; a timer may fire a millisecond early), then left with it.
+    expect(headAfterMs).toBeGreaterThanOrEqual(95);
     expect(JSON.parse((waiter.frames[0] as { data: string }).data).choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(waiter.frames.length).toBe(3);
     expect(waiter.frames.slice(1).every((frame) => CHAT.isHeartbeat(frame))).toBe(true);
     expect(waiter.end).toBe('client');
     // Its place in the queue (of one) is free again, whichever worker asks (each leaves it at its first frame).
@@ -269,6 +298,13 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(outcome.frames.map(CHAT.contentOf).join('')).toBe(prompt);
     expect(await cli.exited).toBe(0);
     expect(workers.every((pid) => !processAlive(pid))).toBe(true);
+  });
+
+  it("names the plugin's APP_PIPE, which the generation routes do not run, once for the instance (not once per worker, nor again for a restarted one)", () => {
+    // Read after the exit: every worker's log has been flushed.
+    const warnings = logs().filter((line) => line.level === 40 && line.msg.startsWith('These Nest enhancers reach'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].msg).toContain('APP_PIPE PassThroughPipe');
   });
 });
 
