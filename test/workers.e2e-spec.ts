@@ -77,7 +77,6 @@ const processAlive = (pid: number) => {
 };
 
 const BASE_CONFIG = `server: { workers: 2 }
-responses: { store: off }
 keepalive: { intervalMs: 100 }
 models:
   - { name: echo, engine: stub }
@@ -275,7 +274,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
 describe('per-key limits with store: memory and two workers', () => {
   it('counts each key once for the instance: concurrent streams and requests per minute', async () => {
     const file = writeConfig(
-      'server: { workers: 2 }\nresponses: { store: off }\nauth: { apiKeys: [sk-one, sk-two], limits: { requestsPerMinute: 3, concurrentStreams: 2 } }\n' +
+      'server: { workers: 2 }\nauth: { apiKeys: [sk-one, sk-two], limits: { requestsPerMinute: 3, concurrentStreams: 2 } }\n' +
         'models:\n  - { name: echo, engine: stub }\n  - { name: slow, engine: stub, tokenIntervalMs: 20 }\n',
     );
     const cli = startCli(['--config', file, '--port', '0']);
@@ -318,7 +317,6 @@ describe('tenants with two workers', () => {
   // A short keep-alive: a queued stream's head leaves at its first beat, which tells the test it waits.
   const TENANTS_CONFIG = `server: { workers: 2 }
 keepalive: { intervalMs: 100 }
-responses: { store: off }
 auth:
   apiKeys:
     - { name: noisy, key: sk-noisy }
@@ -401,7 +399,7 @@ models:
 
 describe('server.workers with models the workers refuse (the primary knows no engine kind)', () => {
   it('a llama model is refused at start, saying why, once', async () => {
-    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
+    const file = writeConfig('server: { workers: 2 }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
     const { stderr } = cli.output();
@@ -410,7 +408,7 @@ describe('server.workers with models the workers refuse (the primary knows no en
   }, 60_000);
 
   it('an unknown engine kind is refused at start, naming the kinds there are', async () => {
-    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
+    const file = writeConfig('server: { workers: 2 }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
     expect(cli.output().stderr.trim()).toBe(`Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`);
@@ -419,7 +417,7 @@ describe('server.workers with models the workers refuse (the primary knows no en
 
 describe('a SIGTERM while the workers start', () => {
   it('drains them as they come up: nothing is served, and the primary exits 0', async () => {
-    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nshutdown: { drainMs: 500 }\nmodels:\n  - { name: echo, engine: stub }\n');
+    const file = writeConfig('server: { workers: 2 }\nshutdown: { drainMs: 500 }\nmodels:\n  - { name: echo, engine: stub }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     // Both workers forked, still loading the gateway (a drain sent now reaches no listener).
     const pid = cli.child.pid!;

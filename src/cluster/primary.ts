@@ -13,8 +13,9 @@ import { refusedMessage, reloadedMessage, restartWarning, unfinishedMessage } fr
 import { readReloadedConfig } from '../reload/reloaded-config.js';
 import { InstanceAdmission } from './instance-admission.js';
 import { InstanceLimits } from './instance-limits.js';
+import { InstanceResponses } from './instance-responses.js';
 import { IpcChannel } from './ipc-channel.js';
-import { serveAdmission, serveLimits } from './primary-handlers.js';
+import { serveAdmission, serveLimits, serveResponses } from './primary-handlers.js';
 import type { WorkerHello, WorkerReady, WorkerRefusal, WorkerReload } from './worker-protocol.js';
 
 export interface PrimaryOptions {
@@ -47,7 +48,7 @@ interface WorkerLink {
 /**
  * The primary of `server.workers: N > 1`: it forks N workers (each a whole gateway on the shared
  * port), holds what the instance shares (every model's admission queue, the per-key limits of
- * `store: memory`), sums the workers' metrics for whichever answers `GET /metrics`, restarts a
+ * `store: memory`, the stored responses of `responses.store: memory`), sums the workers' metrics for whichever answers `GET /metrics`, restarts a
  * worker that dies (its places and leases come back at once), re-reads the file on SIGHUP (or
  * when it changes, with --watch-config) and has every worker apply it, and on SIGTERM or SIGINT
  * drains every worker as one process drains itself, then exits 0.
@@ -64,6 +65,8 @@ class Primary {
   private version = 0;
   private readonly admission: InstanceAdmission;
   private readonly limits = new InstanceLimits();
+  /** The stored responses of `responses.store: memory`, one store for the instance. */
+  private readonly responses?: InstanceResponses;
   private readonly links = new Map<number, WorkerLink>();
   private readonly registry = new Registry();
   private readonly restarts: Counter;
@@ -84,6 +87,15 @@ class Primary {
     this.running = config;
     this.logger = pino({ level: config.observability.logging.level }, pino.destination({ dest: 1, sync: true })).child({ context: 'Gantry' });
     this.admission = new InstanceAdmission(this.limitsOf(config));
+    const stored = config.responses;
+    if (stored.store === 'memory') {
+      this.responses = new InstanceResponses({
+        ttlSeconds: stored.ttlSeconds,
+        maxStoredResponses: stored.maxStoredResponses,
+        maxEventsPerResponse: stored.maxEventsPerResponse,
+        maxStoredBytes: stored.maxStoredBytes,
+      });
+    }
     collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
     const links = this.links;
     new Gauge({
@@ -131,6 +143,7 @@ class Primary {
     channel.handle<WorkerRefusal>('refused', ({ message }) => this.refused(message));
     serveAdmission(channel, worker.id, this.admission);
     serveLimits(channel, worker.id, this.limits);
+    if (this.responses) serveResponses(channel, worker.id, this.responses);
     channel.handle('metrics', () => this.metricsText());
   }
 
@@ -178,6 +191,7 @@ class Primary {
     link.channel.close();
     const places = this.admission.releaseWorker(link.worker.id);
     const leases = await this.limits.releaseWorker(link.worker.id);
+    this.responses?.releaseWorker(link.worker.id);
     const how = signal ? `signal ${signal}` : `code ${code}`;
     if (this.stopping) {
       if (code !== 0) this.exitCode = 1;

@@ -1,10 +1,13 @@
 import type { ResponsesConfig } from '../config/responses-config.js';
 import { MemoryResponseStore } from './memory-response-store.js';
 import { RedisResponseStore } from './redis-response-store.js';
-import type { ResponseStore } from './response-store.js';
+import type { InstanceResponseStore, ResponseStore } from './response-store.js';
 
-/** The store `responses.store` names; undefined for `off` (the stateful features are refused). */
-export function createResponseStore(config: ResponsesConfig): ResponseStore | undefined {
+/**
+ * The store `responses.store` names; undefined for `off` (the stateful features are refused).
+ * `memory` is the instance's store when there is one (a worker of several), else this process's.
+ */
+export function createResponseStore(config: ResponsesConfig, instance?: InstanceResponseStore): ResponseStore | undefined {
   switch (config.store) {
     case 'off':
       return undefined;
@@ -16,7 +19,7 @@ export function createResponseStore(config: ResponsesConfig): ResponseStore | un
         commandTimeoutMs: config.redisTimeoutMs,
       });
     case 'memory':
-      return new MemoryResponseStore({
+      return instance ?? new MemoryResponseStore({
         ttlSeconds: config.ttlSeconds,
         maxStoredResponses: config.maxStoredResponses,
         maxEventsPerResponse: config.maxEventsPerResponse,
