@@ -76,7 +76,7 @@ const processAlive = (pid: number) => {
   }
 };
 
-const BASE_CONFIG = `server: { workers: 2 }
+const BASE_CONFIG = `server: { workers: 2, reloadTimeoutMs: 2000 }
 keepalive: { intervalMs: 100 }
 models:
   - { name: echo, engine: stub }
@@ -222,6 +222,23 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
       expect(models).toEqual(['echo', 'limited', 'single', 'slow', 'fresh']);
     }
   });
+
+  it('SIGHUP with a stopped worker: the reload waits for it no longer than server.reloadTimeoutMs, names it, and it applies the file once it runs again', async () => {
+    const [stopped] = (await fromEveryWorker(url, '/v1/models', undefined, 2, (answer) => answer.status === 200)).workers;
+    process.kill(stopped, 'SIGSTOP');
+    try {
+      writeFileSync(file, `${BASE_CONFIG}  - { name: fresh, engine: stub }\n  - { name: later, engine: stub }\n`);
+      cli.child.kill('SIGHUP');
+      const named = (line: { level: number; msg: string }) => line.level === 50 && line.msg.startsWith(`Worker ${stopped} did not answer the reload within 2000 ms`);
+      expect(await eventually(() => logs().some(named))).toBe(true);
+      expect(await eventually(() => logs().some((line) => line.msg === `Configuration reloaded from ${file} on 1 of 2 workers: models added later.`))).toBe(true);
+    } finally {
+      process.kill(stopped, 'SIGCONT');
+    }
+    expect(await eventually(() => logs().some((line) => line.msg.startsWith(`Worker ${stopped} applied the configuration`)))).toBe(true);
+    const served = await fromEveryWorker(url, '/v1/chat/completions', chat('later', 'here too'), 2, (answer) => answer.status === 200);
+    expect(served.done).toBe(true);
+  }, 40_000);
 
   it('restarts a killed worker: its streams end, its admission slots come back at once, a new worker serves', async () => {
     const agent = unpooledAgent();
