@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCli as spawnCli, writeConfig } from './support/cli-process.js';
-import { readJson } from './support/gateway.js';
+import { logLinesOf, startCli as spawnCli, writeConfig } from './support/cli-process.js';
+import { eventually, readJson } from './support/gateway.js';
 
 const running: ChildProcess[] = [];
 
@@ -68,5 +68,22 @@ describe('gantry --config FILE --port N --host H (npm start -- …)', () => {
     const badPort = startCli(['--port', 'http']);
     expect(await badPort.exited).toBe(1);
     expect(badPort.output().stderr).toMatch(/--port must be an integer/);
+  });
+});
+
+describe('warnings at start', () => {
+  it("names the new key of each deprecated one the file uses, which still works", async () => {
+    const file = writeConfig(
+      'auth:\n  apiKeys: [sk-a]\n  limits: { requestsPerMinute: 1, redisTimeoutMs: 150 }\nmodels:\n  - { name: echo, engine: stub }\n',
+    );
+    const cli = startCli(['--config', file, '--port', '0']);
+    const url = await cli.listening;
+    const warning =
+      "auth.limits.redisTimeoutMs is deprecated and will be removed: set redis.timeoutMs (the Redis of every part) or auth.limits.redis.timeoutMs (this part's own).";
+    const warned = () => logLinesOf(cli.output().stdout).some((line) => line.level === 40 && line.msg === warning);
+    expect(await eventually(warned)).toBe(true);
+    const ask = () => fetch(`${url}/v1/models`, { headers: { authorization: 'Bearer sk-a' } });
+    expect((await ask()).status).toBe(200);
+    expect((await ask()).status).toBe(429);
   });
 });

@@ -16,10 +16,11 @@ type Item = Record<string, any>;
 
 function configText(prefix: string): string {
   return [
+    'redis:',
+    `  url: ${REDIS_URL}`,
+    `  keyPrefix: "${prefix}"`,
     'responses:',
     '  store: redis',
-    `  redisUrl: ${REDIS_URL}`,
-    `  redisKeyPrefix: "${prefix}"`,
     '  maxResolvedInputBytes: 1048576',
     'keepalive:',
     '  intervalMs: 100',
@@ -105,7 +106,8 @@ describe('a Redis store that cannot be reached', () => {
     // A port where nothing listens.
     const port = await freePort();
     gateway = await startGateway({
-      responses: { store: 'redis', redisUrl: `redis://127.0.0.1:${port}`, redisTimeoutMs: 200 },
+      redis: { url: `redis://127.0.0.1:${port}`, timeoutMs: 200 },
+      responses: { store: 'redis' },
       models: [{ name: 'stub', engine: 'stub' }],
     });
     client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });

@@ -5,6 +5,7 @@ import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, ty
 import type { AdmissionLimits } from '../admission/admission-queue.js';
 import { ConfigError } from '../config/config-error.js';
 import type { ConfigSources } from '../config/config-loader.js';
+import { startWarnings } from '../config/config-warnings.js';
 import { applyLiveKeys, keysNeedingRestart, liveKeysChanged } from '../config/config-changes.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { admissionLimitsOf } from '../models/model-registry.js';
@@ -114,6 +115,7 @@ class Primary {
     process.on('SIGTERM', () => this.shutdown());
     process.on('SIGINT', () => this.shutdown());
     process.on('SIGHUP', () => this.reload());
+    for (const warning of startWarnings(this.running)) this.logger.warn(warning);
     for (let index = 0; index < this.options.workers; index += 1) this.fork();
     const file = this.options.sources.file;
     if (this.options.watch && file !== undefined) this.unwatch = watchConfigFile(file, () => this.reload(), { since: this.options.since });

@@ -12,11 +12,12 @@ export function createResponseStore(config: ResponsesConfig, instance?: Instance
     case 'off':
       return undefined;
     case 'redis':
-      return new RedisResponseStore(config.redisUrl!, {
-        prefix: config.redisKeyPrefix,
+      // Resolved when the configuration was read (resolveRedisParts).
+      return new RedisResponseStore(config.redis!.url!, {
+        prefix: config.redis!.keyPrefix,
         ttlSeconds: config.ttlSeconds,
         maxEventsPerResponse: config.maxEventsPerResponse,
-        commandTimeoutMs: config.redisTimeoutMs,
+        commandTimeoutMs: config.redis!.timeoutMs,
       });
     case 'memory':
       return instance ?? new MemoryResponseStore({

@@ -212,9 +212,9 @@ describe('createResponseStore', () => {
     expect(await memory.get(first.response.id)).toBeUndefined();
   });
 
-  it.skipIf(REDIS_URL === undefined)('makes a Redis store with the configured prefix, TTL and bounds', async () => {
-    const prefix = `${PREFIX}configured:`;
-    const config = parseConfig({ responses: { store: 'redis', redisUrl: REDIS_URL, redisKeyPrefix: prefix, ttlSeconds: 120, maxEventsPerResponse: 16 } });
+  it.skipIf(REDIS_URL === undefined)('makes a Redis store on the redis section, its key prefix followed by responses:, with the configured TTL and bounds', async () => {
+    const config = parseConfig({ redis: { url: REDIS_URL, keyPrefix: `${PREFIX}configured:` }, responses: { store: 'redis', ttlSeconds: 120, maxEventsPerResponse: 16 } });
+    const prefix = `${PREFIX}configured:responses:`;
     const redis = createResponseStore(config.responses)!;
     stores.push(redis);
     expect(redis.kind).toBe('redis');

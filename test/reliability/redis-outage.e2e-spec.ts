@@ -206,7 +206,8 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
 
     beforeAll(async () => {
       const config = {
-        auth: { apiKeys: [PAUSED_KEY, RESTARTED_KEY], limits: { concurrentStreams: MAX_STREAMS, store: 'redis', redisUrl: redis.url, redisKeyPrefix: `gantry-outage:${Date.now()}:` } },
+        redis: { url: redis.url, keyPrefix: `gantry-outage:${Date.now()}:` },
+        auth: { apiKeys: [PAUSED_KEY, RESTARTED_KEY], limits: { concurrentStreams: MAX_STREAMS, store: 'redis' } },
         models: [
           { name: 'slow', engine: 'stub', tokenIntervalMs: 100 },
           { name: 'quick', engine: 'stub' },

@@ -31,7 +31,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background responses through a resp
     return startGateway({
       auth: { apiKeys: [KEY], limits },
       responses:
-        responses === 'memory' ? { store: 'memory' } : { store: 'redis', redisUrl: responsesRedis.url, redisKeyPrefix: `gantry-stall:${Date.now()}:`, redisTimeoutMs: 20_000 },
+        responses === 'memory' ? { store: 'memory' } : { store: 'redis', redis: { url: responsesRedis.url, keyPrefix: `gantry-stall:${Date.now()}:`, timeoutMs: 20_000 } },
       models: [
         { name: 'stuck', engine: 'stub', prefillMs: 600_000 },
         { name: 'slow', engine: 'stub', tokenIntervalMs: 100 },
@@ -41,10 +41,14 @@ describe.skipIf(REDIS_SERVER === undefined)('background responses through a resp
 
   for (const [store, limits] of [
     ['memory', {}],
-    ['redis', { store: 'redis', redisKeyPrefix: `gantry-stall-limits:${Date.now()}:` }],
+    ['redis', { store: 'redis', redis: { keyPrefix: `gantry-stall-limits:${Date.now()}:` } }],
   ] as const) {
     it(`holds a key to its one stream slot when background clients reset while their response is kept (${store} limit store)`, async () => {
-      const gateway = await backgroundGateway({ concurrentStreams: 1, ...limits, ...(store === 'redis' ? { redisUrl: limitsRedis.url } : {}) });
+      const gateway = await backgroundGateway({
+        concurrentStreams: 1,
+        ...limits,
+        ...(store === 'redis' ? { redis: { ...(limits as { redis: object }).redis, url: limitsRedis.url } } : {}),
+      });
       const stuck = gateway.registry.resolve('stuck').admission;
       const port = Number(new URL(gateway.url).port);
       const accepted = async () => valueOf(await scrape(gateway.url), 'gantry_active_requests', { model: 'stuck' });
@@ -78,7 +82,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background responses through a resp
 
   it('starts no run for a background client that reset while its key was checked (the limit store stalls)', async () => {
     const gateway = await backgroundGateway(
-      { concurrentStreams: 1, store: 'redis', redisUrl: limitsRedis.url, redisKeyPrefix: `gantry-gone:${Date.now()}:`, redisTimeoutMs: 20_000 },
+      { concurrentStreams: 1, store: 'redis', redis: { url: limitsRedis.url, keyPrefix: `gantry-gone:${Date.now()}:`, timeoutMs: 20_000 } },
       'memory',
     );
     const port = Number(new URL(gateway.url).port);
@@ -123,7 +127,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background runs through a Redis sta
     await redis.start();
     const config = {
       keepalive: { intervalMs: 100 },
-      responses: { store: 'redis', redisUrl: redis.url, redisKeyPrefix: prefix, redisTimeoutMs: 200 },
+      responses: { store: 'redis', redis: { url: redis.url, keyPrefix: prefix, timeoutMs: 200 } },
       models: [{ name: 'stuck', engine: 'stub', prefillMs: 600_000 }],
     };
     replicas = await Promise.all([startGateway(config), startGateway(config), startGateway(config)]);
