@@ -86,4 +86,16 @@ describe('warnings at start', () => {
     expect((await ask()).status).toBe(200);
     expect((await ask()).status).toBe(429);
   });
+
+  it('warns once, naming auth.apiKeys, when an open gateway listens beyond this machine (one process, or a primary and its workers)', async () => {
+    const open = (cli: ReturnType<typeof startCli>) =>
+      logLinesOf(cli.output().stdout).filter((line) => line.level === 40 && line.msg.startsWith('No API keys (auth.apiKeys) and listening on 0.0.0.0'));
+    const single = startCli(['--port', '0', '--host', '0.0.0.0']);
+    await single.listening;
+    expect(await eventually(() => open(single).length > 0)).toBe(true);
+    const workers = startCli(['--config', writeConfig('server: { workers: 2 }\nmodels:\n  - { name: echo, engine: stub }\n'), '--port', '0', '--host', '0.0.0.0']);
+    await workers.listening;
+    expect(await eventually(() => open(workers).length > 0)).toBe(true);
+    expect([open(single).length, open(workers).length]).toEqual([1, 1]);
+  }, 40_000);
 });
