@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
 import { createGateway } from './bootstrap.js';
+import { ConfigError } from './config/config-error.js';
 import { loadConfig, parseConfig, type ConfigSources } from './config/config-loader.js';
 import { startWarnings } from './config/config-warnings.js';
 import type { GatewayConfig } from './config/gateway-config.js';
@@ -11,7 +12,7 @@ import { EngineKinds } from './engines/engine-kinds.js';
 export interface CheckedConfig {
   /** The effective configuration as YAML: defaults filled in, each model by its kind, secrets masked. */
   yaml: string;
-  /** What a start from it would warn of (deprecated keys, an open gateway beyond loopback). */
+  /** What a start from it would warn of (deprecated keys, an open gateway beyond loopback), and what a reload would refuse. */
   warnings: string[];
 }
 
@@ -25,7 +26,18 @@ export interface CheckedConfig {
 export async function checkConfig(sources: ConfigSources & { file: string }): Promise<CheckedConfig> {
   const config = loadConfig(sources);
   config.models = await modelsByTheirKinds(config, sources.file);
-  return { yaml: stringify(maskedConfig(config)), warnings: startWarnings(config) };
+  return { yaml: stringify(maskedConfig(config)), warnings: [...startWarnings(config), ...reloadRefusals(sources)] };
+}
+
+/** What a reload refuses that a start takes (a file without `models`: a start serves the default stub). */
+function reloadRefusals(sources: ConfigSources): string[] {
+  try {
+    loadConfig(sources, { requireModels: true });
+    return [];
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return error.problems.map((problem) => `a reload would refuse this file: ${problem}`);
+  }
 }
 
 /**

@@ -158,9 +158,13 @@ describe('gantry check-config FILE (npm start -- check-config FILE)', () => {
     }
   }, 90_000);
 
-  it('takes exactly one file', async () => {
+  it('takes exactly one file, and says what a reload would refuse of one a start takes', async () => {
     const { code, stderr } = await run(['check-config']);
     expect(code).toBe(1);
     expect(stderr).toContain('check-config takes one configuration file: gantry check-config FILE');
+    const withoutModels = await run(['check-config', writeConfig('keepalive: { intervalMs: 1000 }\n')]);
+    expect(withoutModels.code).toBe(0);
+    expect(parse(withoutModels.stdout).models).toEqual([expect.objectContaining({ name: 'stub', engine: 'stub' })]);
+    expect(withoutModels.stderr).toMatch(/^Warning: a reload would refuse this file: models is missing/m);
   });
 });
