@@ -8,6 +8,7 @@ import { ClusterAdmission } from './cluster/cluster-admission.js';
 import { ClusterMetricsExposition } from './cluster/cluster-metrics.js';
 import { connectToPrimary } from './cluster/primary-link.js';
 import { PrimaryLimitStore } from './cluster/primary-limit-store.js';
+import { PrimaryResponseStore } from './cluster/primary-response-store.js';
 import type { WorkerHello, WorkerReady, WorkerRefusal, WorkerReload } from './cluster/worker-protocol.js';
 import { ConfigError } from './config/config-error.js';
 import { parseConfig } from './config/config-loader.js';
@@ -18,13 +19,14 @@ import { flushLogs } from './observability/logging/logging.module.js';
 import { GantryMetrics } from './observability/metrics/gantry-metrics.js';
 import { MetricsExposition } from './observability/metrics/metrics-exposition.js';
 import { ConfigReloader } from './reload/config-reloader.js';
+import { InstanceResponseStore } from './stored-responses/response-store.js';
 
 /** Names the worker that answered, on every response: which process served what, for operators and tests. */
 export const WORKER_HEADER = 'x-gantry-worker';
 
 /**
  * One worker of `server.workers: N > 1`: a whole gateway on the port the cluster shares, with the
- * configuration its primary gives it, admission and `store: memory` limits through the primary,
+ * configuration its primary gives it, admission, `store: memory` limits and stored responses through the primary,
  * and `/metrics` answered for the whole instance. It applies the reloads the primary sends, and
  * drains when the primary says so (or is gone); signals sent to it alone drain it as well, and
  * the primary starts another.
@@ -45,9 +47,11 @@ export async function serveAsWorker(): Promise<void> {
     );
   };
   let admission: ClusterAdmission | undefined;
+  let responses: PrimaryResponseStore | undefined;
   // The primary is gone: requests waiting for its word fail, and the worker drains.
   const channel = connectToPrimary(() => {
     admission?.close();
+    responses?.primaryGone();
     drain();
   });
   // The primary drains its workers and escalates itself: a signal sent to the whole process group
@@ -61,12 +65,14 @@ export async function serveAsWorker(): Promise<void> {
   const hello = await channel.call<WorkerHello>('hello');
   const config = parseConfig(hello.config, hello.origin);
   admission = new ClusterAdmission(channel);
+  responses = config.responses.store === 'memory' ? new PrimaryResponseStore(channel) : undefined;
   app = await createGateway(config, {
     origin: hello.origin,
     providers: [
       { provide: AdmissionCoordinator, useValue: admission },
       { provide: InstanceLimitStore, useValue: new PrimaryLimitStore(channel) },
       { provide: MetricsExposition, useValue: new ClusterMetricsExposition(channel) },
+      ...(responses ? [{ provide: InstanceResponseStore, useValue: responses }] : []),
     ],
     // Said once for the instance: by the first worker forked (cluster ids count from 1).
     instanceWarnings: cluster.worker?.id === 1,

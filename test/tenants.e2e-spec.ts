@@ -216,7 +216,7 @@ describe('token limits', () => {
   });
 
   it.skipIf(REDIS_URL === undefined)('with store: redis, counts one budget for every replica', async () => {
-    const shared = { store: 'redis', redisUrl: REDIS_URL, redisKeyPrefix: `gantry-test:${Date.now()}:${Math.random()}:` };
+    const shared = { store: 'redis', redis: { url: REDIS_URL, keyPrefix: `gantry-test:${Date.now()}:${Math.random()}:` } };
     const replicas = await Promise.all([startGateway(tenants(shared, 300)), startGateway(tenants(shared, 300))]);
     try {
       // The replicas take turns until both refuse.

@@ -98,8 +98,7 @@ Module({ providers: [{ provide: APP_PIPE, useClass: PassThroughPipe }] })(PipePl
   return join(folder, 'pipe-plugin.mjs');
 }
 
-const BASE_CONFIG = `server: { workers: 2 }
-responses: { store: off }
+const BASE_CONFIG = `server: { workers: 2, reloadTimeoutMs: 2000 }
 keepalive: { intervalMs: 100 }
 plugins: [${JSON.stringify(pipePlugin())}]
 models:
@@ -253,6 +252,23 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     }
   });
 
+  it('SIGHUP with a stopped worker: the reload waits for it no longer than server.reloadTimeoutMs, names it, and it applies the file once it runs again', async () => {
+    const [stopped] = (await fromEveryWorker(url, '/v1/models', undefined, 2, (answer) => answer.status === 200)).workers;
+    process.kill(stopped, 'SIGSTOP');
+    try {
+      writeFileSync(file, `${BASE_CONFIG}  - { name: fresh, engine: stub }\n  - { name: later, engine: stub }\n`);
+      cli.child.kill('SIGHUP');
+      const named = (line: { level: number; msg: string }) => line.level === 50 && line.msg.startsWith(`Worker ${stopped} did not answer the reload within 2000 ms`);
+      expect(await eventually(() => logs().some(named))).toBe(true);
+      expect(await eventually(() => logs().some((line) => line.msg === `Configuration reloaded from ${file} on 1 of 2 workers: models added later.`))).toBe(true);
+    } finally {
+      process.kill(stopped, 'SIGCONT');
+    }
+    expect(await eventually(() => logs().some((line) => line.msg.startsWith(`Worker ${stopped} applied the configuration`)))).toBe(true);
+    const served = await fromEveryWorker(url, '/v1/chat/completions', chat('later', 'here too'), 2, (answer) => answer.status === 200);
+    expect(served.done).toBe(true);
+  }, 40_000);
+
   it('restarts a killed worker: its streams end, its admission slots come back at once, a new worker serves', async () => {
     const agent = unpooledAgent();
     let release = false;
@@ -311,7 +327,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
 describe('per-key limits with store: memory and two workers', () => {
   it('counts each key once for the instance: concurrent streams and requests per minute', async () => {
     const file = writeConfig(
-      'server: { workers: 2 }\nresponses: { store: off }\nauth: { apiKeys: [sk-one, sk-two], limits: { requestsPerMinute: 3, concurrentStreams: 2 } }\n' +
+      'server: { workers: 2 }\nauth: { apiKeys: [sk-one, sk-two], limits: { requestsPerMinute: 3, concurrentStreams: 2 } }\n' +
         'models:\n  - { name: echo, engine: stub }\n  - { name: slow, engine: stub, tokenIntervalMs: 20 }\n',
     );
     const cli = startCli(['--config', file, '--port', '0']);
@@ -354,7 +370,6 @@ describe('tenants with two workers', () => {
   // A short keep-alive: a queued stream's head leaves at its first beat, which tells the test it waits.
   const TENANTS_CONFIG = `server: { workers: 2 }
 keepalive: { intervalMs: 100 }
-responses: { store: off }
 auth:
   apiKeys:
     - { name: noisy, key: sk-noisy }
@@ -437,7 +452,7 @@ models:
 
 describe('server.workers with models the workers refuse (the primary knows no engine kind)', () => {
   it('a llama model is refused at start, saying why, once', async () => {
-    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
+    const file = writeConfig('server: { workers: 2 }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
     const { stderr } = cli.output();
@@ -446,7 +461,7 @@ describe('server.workers with models the workers refuse (the primary knows no en
   }, 60_000);
 
   it('an unknown engine kind is refused at start, naming the kinds there are', async () => {
-    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
+    const file = writeConfig('server: { workers: 2 }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
     expect(cli.output().stderr.trim()).toBe(`Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`);
@@ -455,7 +470,7 @@ describe('server.workers with models the workers refuse (the primary knows no en
 
 describe('a SIGTERM while the workers start', () => {
   it('drains them as they come up: nothing is served, and the primary exits 0', async () => {
-    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nshutdown: { drainMs: 500 }\nmodels:\n  - { name: echo, engine: stub }\n');
+    const file = writeConfig('server: { workers: 2 }\nshutdown: { drainMs: 500 }\nmodels:\n  - { name: echo, engine: stub }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     // Both workers forked, still loading the gateway (a drain sent now reaches no listener).
     const pid = cli.child.pid!;

@@ -218,9 +218,10 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
 
     beforeAll(async () => {
       const config = {
+        redis: { url: redis.url, keyPrefix: `gantry-outage:${Date.now()}:` },
         auth: {
           apiKeys: [PAUSED_KEY, RESTARTED_KEY, { name: 'budgeted', key: BUDGET_KEY, limits: { tokensPerMinute: 1 } }],
-          limits: { concurrentStreams: MAX_STREAMS, store: 'redis', redisUrl: redis.url, redisKeyPrefix: `gantry-outage:${Date.now()}:` },
+          limits: { concurrentStreams: MAX_STREAMS, store: 'redis' },
         },
         models: [
           { name: 'slow', engine: 'stub', tokenIntervalMs: 100 },

@@ -32,7 +32,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background responses through a resp
     return startGateway({
       auth: { apiKeys: [KEY], limits },
       responses:
-        responses === 'memory' ? { store: 'memory' } : { store: 'redis', redisUrl: responsesRedis.url, redisKeyPrefix: `gantry-stall:${Date.now()}:`, redisTimeoutMs: 20_000 },
+        responses === 'memory' ? { store: 'memory' } : { store: 'redis', redis: { url: responsesRedis.url, keyPrefix: `gantry-stall:${Date.now()}:`, timeoutMs: 20_000 } },
       models: [
         { name: 'stuck', engine: 'stub', prefillMs: 600_000 },
         { name: 'slow', engine: 'stub', tokenIntervalMs: 100 },
@@ -48,7 +48,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background responses through a resp
     const file = writeConfig(`server: { workers: 2 }
 shutdown: { drainMs: 100 }
 auth: { apiKeys: [${KEY}], limits: { concurrentStreams: 1 } }
-responses: { store: redis, redisUrl: "${responsesRedis.url}", redisKeyPrefix: "gantry-stall-workers:${Date.now()}:", redisTimeoutMs: 20000 }
+responses: { store: redis, redis: { url: "${responsesRedis.url}", keyPrefix: "gantry-stall-workers:${Date.now()}:", timeoutMs: 20000 } }
 models:
   - { name: stuck, engine: stub, prefillMs: 600000 }
 `);
@@ -65,7 +65,7 @@ models:
 
   for (const [store, limits, processes] of [
     ['memory', {}, 'one process'],
-    ['redis', { store: 'redis', redisKeyPrefix: `gantry-stall-limits:${Date.now()}:` }, 'one process'],
+    ['redis', { store: 'redis', redis: { keyPrefix: `gantry-stall-limits:${Date.now()}:` } }, 'one process'],
     // Each worker runs the same gateway, but its slots are the primary's and its requests land on either worker.
     ['memory', {}, 'server.workers: 2'],
   ] as const) {
@@ -73,7 +73,11 @@ models:
       const workers = processes !== 'one process';
       const gateway = workers
         ? await backgroundWorkers()
-        : await backgroundGateway({ concurrentStreams: 1, ...limits, ...(store === 'redis' ? { redisUrl: limitsRedis.url } : {}) }).then((running) => ({
+        : await backgroundGateway({
+            concurrentStreams: 1,
+            ...limits,
+            ...(store === 'redis' ? { redis: { ...(limits as { redis: object }).redis, url: limitsRedis.url } } : {}),
+          }).then((running) => ({
             url: running.url,
             close: () => {
               running.app.get(LifecycleService).endStreamsNow();
@@ -113,7 +117,7 @@ models:
 
   it('starts no run for a background client that reset while its key was checked (the limit store stalls)', async () => {
     const gateway = await backgroundGateway(
-      { concurrentStreams: 1, store: 'redis', redisUrl: limitsRedis.url, redisKeyPrefix: `gantry-gone:${Date.now()}:`, redisTimeoutMs: 20_000 },
+      { concurrentStreams: 1, store: 'redis', redis: { url: limitsRedis.url, keyPrefix: `gantry-gone:${Date.now()}:`, timeoutMs: 20_000 } },
       'memory',
     );
     const port = Number(new URL(gateway.url).port);
@@ -158,7 +162,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background runs through a Redis sta
     await redis.start();
     const config = {
       keepalive: { intervalMs: 100 },
-      responses: { store: 'redis', redisUrl: redis.url, redisKeyPrefix: prefix, redisTimeoutMs: 200 },
+      responses: { store: 'redis', redis: { url: redis.url, keyPrefix: prefix, timeoutMs: 200 } },
       models: [{ name: 'stuck', engine: 'stub', prefillMs: 600_000 }],
     };
     replicas = await Promise.all([startGateway(config), startGateway(config), startGateway(config)]);
