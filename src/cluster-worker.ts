@@ -99,8 +99,8 @@ export async function serveAsWorker(): Promise<void> {
     try {
       return { changes: (await reloader.apply(parseConfig(next, hello.origin), hello.origin)).changes };
     } catch (error) {
-      if (error instanceof ConfigError) return { refused: error.message };
-      throw error;
+      // A file its kinds refuse, or an engine that cannot start here: either refuses the reload.
+      return { refused: error instanceof Error ? error.message : String(error) };
     }
   });
   if (draining) return;

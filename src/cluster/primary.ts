@@ -285,6 +285,7 @@ class Primary {
       if (refusal) this.logger.error(refusedMessage(refusal.refused));
       return;
     }
+    this.replaceRefusing(serving, outcomes);
     const restartKeys = keysNeedingRestart(this.running, next);
     const liveKeys = liveKeysChanged(this.running, next);
     applyLiveKeys(this.running, next);
@@ -297,6 +298,20 @@ class Primary {
     const changes = applied[0] ?? { added: [], changed: [], removed: [] };
     this.logger.info(reloadedMessage(file, changes, ` on ${applied.length} of ${serving.length} workers`, liveKeys));
     if (restartKeys.length > 0) this.logger.warn(restartWarning(restartKeys));
+  }
+
+  /**
+   * Workers that refused a configuration the others applied (an engine that would not start in
+   * that process) would serve another one: each is named and drained, and the worker started in
+   * its place runs the configuration the others applied.
+   */
+  private replaceRefusing(serving: readonly WorkerLink[], outcomes: ReadonlyArray<WorkerReload | undefined>): void {
+    serving.forEach((link, index) => {
+      const outcome = outcomes[index];
+      if (outcome === undefined || !('refused' in outcome)) return;
+      this.logger.error(`Worker ${link.pid} refused the configuration the other workers applied; it is replaced by one that runs it. ${outcome.refused}`);
+      link.channel.notify('drain');
+    });
   }
 
   /**
