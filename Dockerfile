@@ -32,7 +32,7 @@ RUN npm install --omit=dev $([ "$LLAMA" = true ] || echo --omit=optional) --no-a
 COPY deploy/gantry.yaml /etc/gantry/gantry.yaml
 USER node
 EXPOSE 8000
-# SIGTERM drains: open streams get shutdown.drainMs to finish (see README, Operations).
+# SIGTERM drains: open streams get shutdown.drainMs to finish (docs/operations.md, Shutdown and readiness).
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.GANTRY_PORT || 8000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -41,7 +41,7 @@ export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnrea
   if (warnOfUnreachableEnhancers && enhancers.unreachable.length > 0) {
     new Logger('Gantry').warn(
       `These Nest enhancers reach Nest's own routes only, not the generation routes (${routes.map((route) => route.protocol.path).join(', ')}): ` +
-        `${enhancers.unreachable.join(', ')}. Generation requests run APP_GUARD guards and GenerationHook providers (README, Extend Gantry).`,
+        `${enhancers.unreachable.join(', ')}. Generation requests run APP_GUARD guards and GenerationHook providers (docs/extending.md, What Nest applies to the generation routes).`,
     );
   }
 }
