@@ -81,7 +81,7 @@ describe('the container image and the local stack', () => {
   const [buildStage, finalStage] = stages;
   /** The final stage's install line, as the shell would run it with the build argument LLAMA set to `llama`. */
   const installArguments = (llama: string) => {
-    const install = /^RUN (npm install --global .*?) \\?$/m.exec(finalStage)![1];
+    const install = /^RUN (npm install .*?) \\?$/m.exec(finalStage)![1];
     return execFileSync('sh', ['-c', install.replace(/^npm install/, 'echo')], { env: { ...process.env, LLAMA: llama }, encoding: 'utf8' }).trim().split(' ');
   };
 
@@ -89,16 +89,23 @@ describe('the container image and the local stack', () => {
     expect(stages).toHaveLength(2);
     expect(buildStage).toMatch(/^RUN npm ci /m);
     expect(buildStage).toMatch(/^RUN npm run build && npm pack .*\/tmp\/gantry\.tgz$/m);
-    expect(finalStage).toMatch(/^COPY --from=build \/tmp\/gantry\.tgz /m);
     // Nothing of the repository but the package and the default configuration reaches the image.
-    expect(finalStage.match(/^COPY .*$/gm)).toEqual(['COPY --from=build /tmp/gantry.tgz /tmp/gantry.tgz', 'COPY deploy/gantry.yaml /etc/gantry/gantry.yaml']);
+    expect(finalStage.match(/^COPY .*$/gm)).toEqual(['COPY --from=build /tmp/gantry.tgz /opt/gantry/gantry.tgz', 'COPY deploy/gantry.yaml /etc/gantry/gantry.yaml']);
     expect(finalStage).toMatch(/^CMD \["gantry"\]$/m);
+  });
+
+  it('Dockerfile: the package installed in /opt/gantry, where a mounted plugin resolves `gantry` (its bin on the PATH)', () => {
+    // Not --global: a global install nests Nest under the package, out of a plugin's reach.
+    expect(finalStage).toMatch(/^WORKDIR \/opt\/gantry$/m);
+    expect(finalStage).toMatch(/^ENV PATH=\/opt\/gantry\/node_modules\/\.bin:\$PATH$/m);
+    expect(finalStage.indexOf('WORKDIR /opt/gantry')).toBeLessThan(finalStage.indexOf('RUN npm install'));
+    expect(installArguments('false').at(-1)).toBe('./gantry.tgz');
   });
 
   it('Dockerfile: production dependencies only, and node-llama-cpp only with --build-arg LLAMA=true', () => {
     expect(finalStage).toMatch(/^ARG LLAMA=false$/m);
-    expect(installArguments('false')).toEqual(['--global', '--omit=dev', '--omit=optional', '--no-audit', '--no-fund', '/tmp/gantry.tgz']);
-    expect(installArguments('true')).toEqual(['--global', '--omit=dev', '--no-audit', '--no-fund', '/tmp/gantry.tgz']);
+    expect(installArguments('false')).toEqual(['--omit=dev', '--omit=optional', '--no-audit', '--no-fund', './gantry.tgz']);
+    expect(installArguments('true')).toEqual(['--omit=dev', '--no-audit', '--no-fund', './gantry.tgz']);
   });
 
   it('Dockerfile: non-root, health check, SIGTERM', () => {

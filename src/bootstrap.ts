@@ -31,6 +31,12 @@ export interface GatewayOptions {
   plugins?: Array<Type<unknown> | DynamicModule>;
   /** Providers offered to every module: a worker of several gives the primary's admission, limits and metrics. */
   providers?: Provider[];
+  /**
+   * Whether this process logs what its start finds true of the whole instance (Nest enhancers that
+   * do not reach the generation routes): every worker of several builds the same gateway, so only
+   * the first says it. Default true.
+   */
+  instanceWarnings?: boolean;
 }
 
 /**
@@ -74,7 +80,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   app.useBodyParser('application/json', { bodyLimit: server.bodyLimitBytes }, jsonParser);
   app.useBodyParser(JSON_SUFFIX_MEDIA_TYPE, { bodyLimit: server.bodyLimitBytes }, jsonParser);
   app.useGlobalPipes(new RequestValidationPipe());
-  mountGenerationRoutes(app);
+  mountGenerationRoutes(app, { warnOfUnreachableEnhancers: options.instanceWarnings ?? true });
   // Every answer, SSE included (the SSE writer copies these headers), names its request.
   const fastify = adapter.getInstance();
   fastify.addHook('onRequest', (request, reply, done) => {

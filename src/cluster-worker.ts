@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AdmissionCoordinator } from './admission/model-admission.js';
 import { ApiKeyRing } from './auth/api-key-ring.js';
@@ -7,6 +8,7 @@ import { ClusterAdmission } from './cluster/cluster-admission.js';
 import { ClusterMetricsExposition } from './cluster/cluster-metrics.js';
 import { connectToPrimary } from './cluster/primary-link.js';
 import { PrimaryLimitStore } from './cluster/primary-limit-store.js';
+import { PrimaryResponseStore } from './cluster/primary-response-store.js';
 import type { WorkerHello, WorkerReady, WorkerRefusal, WorkerReload } from './cluster/worker-protocol.js';
 import { ConfigError } from './config/config-error.js';
 import { parseConfig } from './config/config-loader.js';
@@ -17,13 +19,14 @@ import { flushLogs } from './observability/logging/logging.module.js';
 import { GantryMetrics } from './observability/metrics/gantry-metrics.js';
 import { MetricsExposition } from './observability/metrics/metrics-exposition.js';
 import { ConfigReloader } from './reload/config-reloader.js';
+import { InstanceResponseStore } from './stored-responses/response-store.js';
 
 /** Names the worker that answered, on every response: which process served what, for operators and tests. */
 export const WORKER_HEADER = 'x-gantry-worker';
 
 /**
  * One worker of `server.workers: N > 1`: a whole gateway on the port the cluster shares, with the
- * configuration its primary gives it, admission and `store: memory` limits through the primary,
+ * configuration its primary gives it, admission, `store: memory` limits and stored responses through the primary,
  * and `/metrics` answered for the whole instance. It applies the reloads the primary sends, and
  * drains when the primary says so (or is gone); signals sent to it alone drain it as well, and
  * the primary starts another.
@@ -44,9 +47,11 @@ export async function serveAsWorker(): Promise<void> {
     );
   };
   let admission: ClusterAdmission | undefined;
+  let responses: PrimaryResponseStore | undefined;
   // The primary is gone: requests waiting for its word fail, and the worker drains.
   const channel = connectToPrimary(() => {
     admission?.close();
+    responses?.primaryGone();
     drain();
   });
   // The primary drains its workers and escalates itself: a signal sent to the whole process group
@@ -60,13 +65,17 @@ export async function serveAsWorker(): Promise<void> {
   const hello = await channel.call<WorkerHello>('hello');
   const config = parseConfig(hello.config, hello.origin);
   admission = new ClusterAdmission(channel);
+  responses = config.responses.store === 'memory' ? new PrimaryResponseStore(channel) : undefined;
   app = await createGateway(config, {
     origin: hello.origin,
     providers: [
       { provide: AdmissionCoordinator, useValue: admission },
       { provide: InstanceLimitStore, useValue: new PrimaryLimitStore(channel) },
       { provide: MetricsExposition, useValue: new ClusterMetricsExposition(channel) },
+      ...(responses ? [{ provide: InstanceResponseStore, useValue: responses }] : []),
     ],
+    // Said once for the instance: by the first worker forked (cluster ids count from 1).
+    instanceWarnings: cluster.worker?.id === 1,
   });
   const pid = String(process.pid);
   app.getHttpAdapter().getInstance().addHook('onRequest', (_request, reply, done) => {
@@ -90,8 +99,8 @@ export async function serveAsWorker(): Promise<void> {
     try {
       return { changes: (await reloader.apply(parseConfig(next, hello.origin), hello.origin)).changes };
     } catch (error) {
-      if (error instanceof ConfigError) return { refused: error.message };
-      throw error;
+      // A file its kinds refuse, or an engine that cannot start here: either refuses the reload.
+      return { refused: error instanceof Error ? error.message : String(error) };
     }
   });
   if (draining) return;

@@ -3,16 +3,19 @@
  * gateway's insides. A plugin is a Nest module listed under `plugins:`; its providers may be engine
  * kinds (`@EngineKind`), guards (Nest's `CanActivate` as `APP_GUARD`) and generation hooks
  * (`GenerationHook`). Import these from here only: the gateway finds a plugin's pieces by these
- * very classes. `src/index.spec.ts` pins the list.
+ * very classes. `src/index.spec.ts` pins the list, values and types.
  */
 export { ModelConfigBase } from './config/model-config.js';
+export type { AnswerResume } from './engine/answer-resume.js';
 export { ContextLengthError } from './engine/context-length-error.js';
 export { EngineError, type EngineErrorKind } from './engine/engine-error.js';
 export {
+  ACCEPTED,
   countersOf,
   isOutput,
   makeTimings,
   ZERO_USAGE,
+  type AcceptedEvent,
   type AckEvent,
   type DoneEvent,
   type EngineEvent,

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { ApiKeyRing } from './auth/api-key-ring.js';
 import { createGateway } from './bootstrap.js';
 import type { ConfigSources } from './config/config-loader.js';
+import { startWarnings } from './config/config-warnings.js';
 import { EngineKinds } from './engines/engine-kinds.js';
 import type { GatewayConfig } from './config/gateway-config.js';
 import { endStreamsNow, shutdownGracefully } from './lifecycle/graceful-shutdown.js';
@@ -24,6 +25,7 @@ export interface SingleProcessOptions {
 /** The gateway as one process (`server.workers: 1`): serve, reload on SIGHUP, drain on SIGTERM/SIGINT. */
 export async function serveSingleProcess(config: GatewayConfig, { sources, watch, since }: SingleProcessOptions): Promise<void> {
   const app = await createGateway(config, { origin: sources.file ?? 'defaults' });
+  for (const warning of startWarnings(config)) new Logger('Gantry').warn(warning);
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address();
   const where = typeof address === 'object' && address ? `http://${config.server.host}:${address.port}` : String(address);

@@ -283,7 +283,7 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
     expect(logs.lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
       "These Nest enhancers reach Nest's own routes only, not the generation routes (/v1/chat/completions, /v1/responses, /v1/messages): " +
         'APP_PIPE UppercasePipe, APP_FILTER PluginErrorFilter, APP_INTERCEPTOR TimingInterceptor. ' +
-        'Generation requests run APP_GUARD guards and GenerationHook providers (README, Extend Gantry).',
+        'Generation requests run APP_GUARD guards and GenerationHook providers (docs/extending.md, What Nest applies to the generation routes).',
     ]);
   });
   it('refuses every request with a 503 and `Connection: close` in the protocol’s shape while draining, before the key is checked, and no plugin sees it', async () => {

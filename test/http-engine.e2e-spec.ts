@@ -1,3 +1,4 @@
+import { scrape, valueOf } from './support/prometheus.js';
 import { plainToInstance } from 'class-transformer';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -521,6 +522,12 @@ describe('a refusal before the upstream took the request on is the stream’s HT
     expect((await readJson(responses)).error).toMatchObject(openaiError);
     expect(await readJson(messages)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 10 tokens > 8 maximum' } });
     expect(await eventually(() => upstream.state.openRequests === 0, 1000)).toBe(true);
+    // Metrics say what the client saw: refused with 400, not a stream that failed after a 200.
+    const samples = await scrape(gateway.url);
+    for (const api of ['chat', 'responses', 'messages']) {
+      expect(valueOf(samples, 'gantry_requests_total', { model: 'short-context', api, outcome: 'rejected', status: '400' }), api).toBe(1);
+      expect(valueOf(samples, 'gantry_requests_total', { model: 'short-context', api, outcome: 'failed' }), api).toBe(0);
+    }
   });
 
   it('another 4xx (422): 400 and the upstream’s message, on all three APIs', async () => {

@@ -30,6 +30,26 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 }, 120_000);
 
+/**
+ * A plugin as an operator writes one in plain JavaScript: Nest's decorators applied as functions,
+ * Gantry's hook class from the installed package. Its hook writes each generation's end to a file.
+ */
+const OUTCOME_LOG_PLUGIN = `import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Injectable, Module } from '@nestjs/common';
+import { GenerationHook } from 'gantry';
+
+class OutcomeLog extends GenerationHook {
+  onEnd(telemetry, outcome) {
+    appendFileSync(join(import.meta.dirname, 'outcomes.log'), \`\${telemetry.model} \${outcome.kind}\\n\`);
+  }
+}
+Injectable()(OutcomeLog);
+
+export default class OutcomeLogPlugin {}
+Module({ providers: [OutcomeLog] })(OutcomeLogPlugin);
+`;
+
 /** `npx gantry ARGS` in `cwd`, as someone who installed the package runs it (the local bin). */
 function gantry(cwd: string, args: string[]) {
   const child = spawn('npx', ['gantry', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -51,7 +71,7 @@ function gantry(cwd: string, args: string[]) {
 }
 
 describe('the package (npm pack): the built gateway, installed into an empty folder', () => {
-  it('holds dist/src only, installs without optional dependencies, serves the stub model with `npx gantry`, and refuses a llama model saying how to add node-llama-cpp', async () => {
+  it('holds dist/src only, installs without optional dependencies, serves the stub model with `npx gantry`, loads a plugin that imports `gantry` from the install, and refuses a llama model saying how to add node-llama-cpp', async () => {
     // The build `npm test` made: packing with its prepack script would rebuild dist/ under the tests running from it.
     const { stdout: packOutput } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
     const [packed] = JSON.parse(packOutput) as Array<{ filename: string; files: Array<{ path: string }> }>;
@@ -81,6 +101,19 @@ describe('the package (npm pack): the built gateway, installed into an empty fol
       answer += chunk.choices[0]?.delta.content ?? '';
     }
     expect(answer).toBe('installed and serving');
+
+    // A plugin beside the install imports `gantry` (and Nest) from the node_modules there, as one mounted into the image does.
+    mkdirSync(join(app, 'plugins'));
+    writeFileSync(join(app, 'plugins', 'outcome-log.mjs'), OUTCOME_LOG_PLUGIN);
+    writeFileSync(join(app, 'plugins.yaml'), 'plugins: [plugins/outcome-log.mjs]\n');
+    const plugged = gantry(app, ['--config', 'plugins.yaml', '--port', '0', '--host', '127.0.0.1']);
+    const pluggedClient = new OpenAI({ baseURL: `${await plugged.listening}/v1`, apiKey: 'unused', maxRetries: 0 });
+    await pluggedClient.chat.completions.create({ model: 'stub', messages: [{ role: 'user', content: 'seen by the plugin' }] });
+    const outcomes = join(app, 'plugins', 'outcomes.log');
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(outcomes) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    // Found among the providers as a GenerationHook: the very class the gateway runs, not a copy.
+    expect(readFileSync(outcomes, 'utf8')).toBe('stub completed\n');
 
     writeFileSync(join(app, 'gantry.yaml'), 'models:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
     const refused = gantry(app, ['--config', 'gantry.yaml', '--port', '0']);

@@ -5,6 +5,7 @@ import { freePort } from '../apps/bench/loopback.js';
 import { startCli, writeConfig, type CliProcess } from './support/cli-process.js';
 import { startGateway, type RunningGateway } from './support/gateway.js';
 import { parsePrometheus, valueOf } from './support/prometheus.js';
+import { sharedStoreScenarios, textOf } from './support/shared-store-scenarios.js';
 
 // Two gateway processes sharing one real redis-server (`responses.store: redis`): what one
 // creates, the other reads, continues, resumes, cancels and deletes.
@@ -12,16 +13,14 @@ const REDIS_URL = process.env.GANTRY_TEST_REDIS_URL;
 if (REDIS_URL === undefined && process.env.CI) throw new Error('GANTRY_TEST_REDIS_URL must be set in CI (.ci/run starts redis-server and sets it)');
 
 type Item = Record<string, any>;
-const SENTENCE = 'one two three four five six seven eight nine ten eleven twelve';
-const textOf = (response: { output: unknown[] }) =>
-  (response.output as Item[]).filter((item) => item.type === 'message').flatMap((item) => item.content.map((part: Item) => part.text)).join('');
 
 function configText(prefix: string): string {
   return [
+    'redis:',
+    `  url: ${REDIS_URL}`,
+    `  keyPrefix: "${prefix}"`,
     'responses:',
     '  store: redis',
-    `  redisUrl: ${REDIS_URL}`,
-    `  redisKeyPrefix: "${prefix}"`,
     '  maxResolvedInputBytes: 1048576',
     'keepalive:',
     '  intervalMs: 100',
@@ -62,52 +61,7 @@ describe.skipIf(REDIS_URL === undefined)('two gateway processes on one Redis (re
     await Promise.all([first?.exited, second?.exited]);
   });
 
-  it('creates on one and reads, lists and continues on the other', async () => {
-    const created = await a.responses.create({ model: 'stub', input: 'remember the lighthouse' });
-    const read = await b.responses.retrieve(created.id);
-    expect(read).toMatchObject({ id: created.id, status: 'completed', store: true });
-    expect(textOf(read)).toBe('remember the lighthouse');
-    expect((await b.responses.inputItems.list(created.id)).data).toMatchObject([{ type: 'message', content: [{ type: 'input_text', text: 'remember the lighthouse' }] }]);
-
-    const continued = await b.responses.create({ model: 'stub', input: 'what did I say', previous_response_id: created.id });
-    expect(textOf(continued)).toBe('what did I say');
-    // The stub counts every word of its prompt: the first turn's input and output reached it.
-    expect(continued.usage!.input_tokens).toBe(3 + 3 + 4);
-    // And back on the first replica, a third turn on the second one's answer.
-    const third = await a.responses.create({ model: 'stub', input: 'again', previous_response_id: continued.id });
-    expect(third.usage!.input_tokens).toBe(3 + 3 + 4 + 4 + 1);
-  });
-
-  it('resumes on one replica a background stream that runs on the other: gapless, nothing missed', async () => {
-    const stream = await a.responses.create({ model: 'slow', input: SENTENCE, background: true, stream: true });
-    const seen: ResponseStreamEvent[] = [];
-    for await (const event of stream) {
-      seen.push(event);
-      if (event.type === 'response.output_text.delta') break;
-    }
-    const id = (seen[0] as Extract<ResponseStreamEvent, { type: 'response.created' }>).response.id;
-    const resumed = await b.responses.retrieve(id, { stream: true, starting_after: seen.at(-1)!.sequence_number });
-    for await (const event of resumed) seen.push(event);
-
-    expect(seen.map((event) => `${event.sequence_number} ${event.type}`)).toEqual(seen.map((event, index) => `${index} ${event.type}`));
-    expect(seen.at(-1)!.type).toBe('response.completed');
-    expect(seen.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : [])).join('')).toBe(SENTENCE);
-    expect(textOf(await b.responses.retrieve(id))).toBe(SENTENCE);
-    // A resume point past 2^53 is a 400 naming it, not a store failure.
-    await expect(b.responses.retrieve(id, { stream: true, starting_after: 2 ** 53 + 2 })).rejects.toMatchObject({ status: 400, error: { param: 'starting_after' } });
-  });
-
-  it('cancels on one replica a background response that runs on the other: its engine work stops', async () => {
-    const created = await a.responses.create({ model: 'stuck', input: 'wait', background: true });
-    const deadline = Date.now() + 10_000;
-    while ((await running(urlA, 'stuck')) !== 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await running(urlA, 'stuck')).toBe(1);
-
-    const cancelled = await b.responses.cancel(created.id);
-    expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled' });
-    expect(await running(urlA, 'stuck')).toBe(0);
-    expect((await a.responses.retrieve(created.id)).status).toBe('cancelled');
-  });
+  sharedStoreScenarios('replica', () => ({ a, b, runningOnA: (model) => running(urlA, model) }));
 
   it('tells, on the other replicas, a background run whose replica died: failed, and its followers end', async () => {
     const doomed = startCli(['--config', config, '--port', String(await freePort())]);
@@ -142,13 +96,6 @@ describe.skipIf(REDIS_URL === undefined)('two gateway processes on one Redis (re
     // Within the bound they resolve (the answer is cut at its one token).
     expect((await b.responses.create({ model: 'stub', input: references.slice(0, 3), max_output_tokens: 1 })).status).toBe('incomplete');
   });
-
-  it('deletes on one replica: the other no longer finds it', async () => {
-    const created = await a.responses.create({ model: 'stub', input: 'to be deleted' });
-    await b.responses.delete(created.id);
-    await expect(a.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
-    await expect(a.responses.create({ model: 'stub', input: 'x', previous_response_id: created.id })).rejects.toMatchObject({ status: 400 });
-  });
 });
 
 describe('a Redis store that cannot be reached', () => {
@@ -159,7 +106,8 @@ describe('a Redis store that cannot be reached', () => {
     // A port where nothing listens.
     const port = await freePort();
     gateway = await startGateway({
-      responses: { store: 'redis', redisUrl: `redis://127.0.0.1:${port}`, redisTimeoutMs: 200 },
+      redis: { url: `redis://127.0.0.1:${port}`, timeoutMs: 200 },
+      responses: { store: 'redis' },
       models: [{ name: 'stub', engine: 'stub' }],
     });
     client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });

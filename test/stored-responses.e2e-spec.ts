@@ -1,10 +1,13 @@
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { LifecycleService } from '../src/lifecycle/lifecycle.service.js';
 import { ResponseScope } from '../src/stored-responses/response-scope.js';
 import { StoredResponses } from '../src/stored-responses/stored-responses.js';
+import { startCli, writeConfig, type CliProcess } from './support/cli-process.js';
+import { SENTENCE, sharedStoreScenarios, textOf } from './support/shared-store-scenarios.js';
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
 import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { hasProtocolErrorShape } from './support/protocol-errors.js';
@@ -12,11 +15,8 @@ import { pythonSdkRequest, rawExchange } from './support/raw-http.js';
 
 // Stateful Responses through the official SDK, on the default store (memory): kept responses,
 // their input items, chains by previous_response_id, item references, background runs that
-// are polled, followed, resumed and cancelled.
+// are polled, followed, resumed and cancelled; in one process, and across two workers.
 type Item = Record<string, any>;
-const textOf = (response: { output: unknown[] }) =>
-  (response.output as Item[]).filter((item) => item.type === 'message').flatMap((item) => item.content.map((part: Item) => part.text)).join('');
-const SENTENCE = 'one two three four five six seven eight nine ten eleven twelve';
 
 describe('stored Responses (responses.store: memory)', () => {
   let upstream: MockUpstream;
@@ -462,8 +462,15 @@ describe('stored Responses behind API keys', () => {
     await expect(a.responses.create({ model: 'stub', input: 'a second one', background: true })).rejects.toMatchObject({ status: 429 });
     await expect(a.responses.create({ model: 'stub', input: 'a foreground one' })).rejects.toMatchObject({ status: 429 });
     expect((await b.responses.create({ model: 'stub', input: 'another key is not held back' })).status).toBe('completed');
-    // Its own key can still poll it (reading a stored response holds no stream slot).
+    // Its own key can still poll it, and count tokens on either API: only a generation holds a stream slot.
     expect(['queued', 'in_progress']).toContain((await a.responses.retrieve(running.id)).status);
+    expect((await a.responses.inputTokens.count({ model: 'stub', input: 'one two' })).input_tokens).toBeGreaterThan(0);
+    const counted = await fetch(`${gateway.url}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY_A, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'stub', messages: [{ role: 'user', content: 'one two' }] }),
+    });
+    expect(counted.status).toBe(200);
 
     await a.responses.cancel(running.id);
     // The slot comes back when the run has ended.
@@ -474,4 +481,62 @@ describe('stored Responses behind API keys', () => {
     }
     expect(after?.status).toBe('completed');
   });
+});
+
+/**
+ * An OpenAI client whose requests all go on one kept-alive connection, so to one worker of a
+ * cluster; a request answered by another worker fails the test. `worker` is its pid.
+ */
+async function clientOnOneWorker(url: string): Promise<{ client: OpenAI; worker: number; close: () => Promise<void> }> {
+  const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 });
+  let worker: number | undefined;
+  const pinned = async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await undiciFetch(input as string, { ...(init as object), dispatcher: agent });
+    const answered = Number(response.headers.get('x-gantry-worker'));
+    if (worker !== undefined && answered !== worker) throw new Error(`answered by worker ${answered}, not ${worker}`);
+    worker = answered;
+    return response as unknown as Response;
+  };
+  const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0, fetch: pinned });
+  await client.models.list();
+  return { client, worker: worker!, close: () => agent.close() };
+}
+
+describe('stored Responses with two workers (responses.store: memory, kept by the primary)', () => {
+  let cli: CliProcess;
+  let url: string;
+  let a: OpenAI;
+  let b: OpenAI;
+  const clients: Array<{ close: () => Promise<void> }> = [];
+
+  beforeAll(async () => {
+    const file = writeConfig(
+      'server: { workers: 2 }\nkeepalive: { intervalMs: 100 }\nmodels:\n  - { name: stub, engine: stub }\n' +
+        '  - { name: slow, engine: stub, tokenIntervalMs: 20 }\n  - { name: stuck, engine: stub, prefillMs: 600000 }\n',
+    );
+    cli = startCli(['--config', file, '--port', '0']);
+    url = await cli.listening;
+  }, 60_000);
+  // A client on each worker for each test (one that hangs up mid-stream loses its connection).
+  beforeEach(async () => {
+    const byWorker = new Map<number, OpenAI>();
+    while (byWorker.size < 2 && clients.length < 100) {
+      const pinned = await clientOnOneWorker(url);
+      clients.push(pinned);
+      // New connections go to the workers in turn.
+      if (!byWorker.has(pinned.worker)) byWorker.set(pinned.worker, pinned.client);
+    }
+    [a, b] = [...byWorker.values()];
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+    cli?.child.kill('SIGTERM');
+    await cli?.exited;
+  });
+
+  sharedStoreScenarios('worker', () => ({
+    a,
+    b,
+    runningOnA: async (model) => valueOf(parsePrometheus(await (await fetch(`${url}/metrics`)).text()), 'gantry_running_requests', { model }),
+  }));
 });

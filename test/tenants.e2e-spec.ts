@@ -102,6 +102,9 @@ describe('model access of a named key', () => {
     expect((messages as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
     const counted = await anthropic.messages.countTokens({ model: 'qwen', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
     expect(counted).toBeInstanceOf(Anthropic.NotFoundError);
+    const inputTokens = await openai.responses.inputTokens.count({ model: 'qwen', input: 'x' }).catch((error: unknown) => error);
+    expect(inputTokens).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((inputTokens as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
     // Its own models answer.
     const answer = await openai.chat.completions.create({ model: 'llama-small', messages: [{ role: 'user', content: 'mine' }] });
     expect(answer.choices[0].message.content).toBe('mine');
@@ -213,7 +216,7 @@ describe('token limits', () => {
   });
 
   it.skipIf(REDIS_URL === undefined)('with store: redis, counts one budget for every replica', async () => {
-    const shared = { store: 'redis', redisUrl: REDIS_URL, redisKeyPrefix: `gantry-test:${Date.now()}:${Math.random()}:` };
+    const shared = { store: 'redis', redis: { url: REDIS_URL, keyPrefix: `gantry-test:${Date.now()}:${Math.random()}:` } };
     const replicas = await Promise.all([startGateway(tenants(shared, 300)), startGateway(tenants(shared, 300))]);
     try {
       // The replicas take turns until both refuse.

@@ -1,5 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logLinesOf, startCli, writeConfig, type CliProcess } from './support/cli-process.js';
 import { postStream, unpooledAgent, type StreamOutcome } from './support/http-stream.js';
@@ -76,9 +78,29 @@ const processAlive = (pid: number) => {
   }
 };
 
-const BASE_CONFIG = `server: { workers: 2 }
-responses: { store: off }
+/**
+ * A plugin with an `APP_PIPE`, which reaches Nest's routes but not the generation routes: each
+ * worker's start finds it, and the instance names it once. Nest resolves from the folder's
+ * `node_modules` (the repository's), as a plugin installed beside Gantry would.
+ */
+function pipePlugin(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'gantry-pipe-plugin-'));
+  symlinkSync(join(import.meta.dirname, '..', 'node_modules'), join(folder, 'node_modules'), 'dir');
+  writeFileSync(
+    join(folder, 'pipe-plugin.mjs'),
+    `import { Module } from '@nestjs/common';
+import { APP_PIPE } from '@nestjs/core';
+export class PassThroughPipe { transform(value) { return value; } }
+export default class PipePlugin {}
+Module({ providers: [{ provide: APP_PIPE, useClass: PassThroughPipe }] })(PipePlugin);
+`,
+  );
+  return join(folder, 'pipe-plugin.mjs');
+}
+
+const BASE_CONFIG = `server: { workers: 2, reloadTimeoutMs: 2000 }
 keepalive: { intervalMs: 100 }
+plugins: [${JSON.stringify(pipePlugin())}]
 models:
   - { name: echo, engine: stub }
   - { name: limited, engine: stub, maxConcurrency: 2, maxQueue: 0, tokenIntervalMs: 20 }
@@ -133,7 +155,7 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(await eventually(async () => (await exchange(url, CHAT.path, chat('limited', 'again'))).status === 200)).toBe(true);
   });
 
-  it("queues across workers: a queued stream opens at once and gets its worker's keep-alives, and its hang-up leaves the instance's queue at once", async () => {
+  it("queues across workers: a queued stream opens at its first keep-alive and gets its worker's keep-alives, and its hang-up leaves the instance's queue at once", async () => {
     const agent = unpooledAgent();
     let release = false;
     let holding = false;
@@ -147,14 +169,20 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     });
     expect(await eventually(() => holding)).toBe(true);
     let heartbeats = 0;
+    const sent = Date.now();
+    let headAfterMs = 0;
     const waiter = await postStream(url, CHAT.path, CHAT.body('single', 'waiting'), {
       agent,
+      onResponse: () => (headAfterMs = Date.now() - sent),
       // Hangs up after two keep-alives: it is queued, behind the holder, and nothing else came.
       onFrame: (frame) => CHAT.isHeartbeat(frame) && (heartbeats += 1) === 2,
       timeoutMs: 30_000,
     });
     expect(waiter.status).toBe(200);
+    // Its head waited for the first keep-alive (intervalMs: 100; a timer may fire a millisecond early), then left with it.
+    expect(headAfterMs).toBeGreaterThanOrEqual(95);
     expect(JSON.parse((waiter.frames[0] as { data: string }).data).choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(waiter.frames.length).toBe(3);
     expect(waiter.frames.slice(1).every((frame) => CHAT.isHeartbeat(frame))).toBe(true);
     expect(waiter.end).toBe('client');
     // Its place in the queue (of one) is free again, whichever worker asks (each leaves it at its first frame).
@@ -224,6 +252,23 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     }
   });
 
+  it('SIGHUP with a stopped worker: the reload waits for it no longer than server.reloadTimeoutMs, names it, and it applies the file once it runs again', async () => {
+    const [stopped] = (await fromEveryWorker(url, '/v1/models', undefined, 2, (answer) => answer.status === 200)).workers;
+    process.kill(stopped, 'SIGSTOP');
+    try {
+      writeFileSync(file, `${BASE_CONFIG}  - { name: fresh, engine: stub }\n  - { name: later, engine: stub }\n`);
+      cli.child.kill('SIGHUP');
+      const named = (line: { level: number; msg: string }) => line.level === 50 && line.msg.startsWith(`Worker ${stopped} did not answer the reload within 2000 ms`);
+      expect(await eventually(() => logs().some(named))).toBe(true);
+      expect(await eventually(() => logs().some((line) => line.msg === `Configuration reloaded from ${file} on 1 of 2 workers: models added later.`))).toBe(true);
+    } finally {
+      process.kill(stopped, 'SIGCONT');
+    }
+    expect(await eventually(() => logs().some((line) => line.msg.startsWith(`Worker ${stopped} applied the configuration`)))).toBe(true);
+    const served = await fromEveryWorker(url, '/v1/chat/completions', chat('later', 'here too'), 2, (answer) => answer.status === 200);
+    expect(served.done).toBe(true);
+  }, 40_000);
+
   it('restarts a killed worker: its streams end, its admission slots come back at once, a new worker serves', async () => {
     const agent = unpooledAgent();
     let release = false;
@@ -270,12 +315,19 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(await cli.exited).toBe(0);
     expect(workers.every((pid) => !processAlive(pid))).toBe(true);
   });
+
+  it("names the plugin's APP_PIPE, which the generation routes do not run, once for the instance (not once per worker, nor again for a restarted one)", () => {
+    // Read after the exit: every worker's log has been flushed.
+    const warnings = logs().filter((line) => line.level === 40 && line.msg.startsWith('These Nest enhancers reach'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].msg).toContain('APP_PIPE PassThroughPipe');
+  });
 });
 
 describe('per-key limits with store: memory and two workers', () => {
   it('counts each key once for the instance: concurrent streams and requests per minute', async () => {
     const file = writeConfig(
-      'server: { workers: 2 }\nresponses: { store: off }\nauth: { apiKeys: [sk-one, sk-two], limits: { requestsPerMinute: 3, concurrentStreams: 2 } }\n' +
+      'server: { workers: 2 }\nauth: { apiKeys: [sk-one, sk-two], limits: { requestsPerMinute: 3, concurrentStreams: 2 } }\n' +
         'models:\n  - { name: echo, engine: stub }\n  - { name: slow, engine: stub, tokenIntervalMs: 20 }\n',
     );
     const cli = startCli(['--config', file, '--port', '0']);
@@ -318,7 +370,6 @@ describe('tenants with two workers', () => {
   // A short keep-alive: a queued stream's head leaves at its first beat, which tells the test it waits.
   const TENANTS_CONFIG = `server: { workers: 2 }
 keepalive: { intervalMs: 100 }
-responses: { store: off }
 auth:
   apiKeys:
     - { name: noisy, key: sk-noisy }
@@ -401,7 +452,7 @@ models:
 
 describe('server.workers with models the workers refuse (the primary knows no engine kind)', () => {
   it('a llama model is refused at start, saying why, once', async () => {
-    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
+    const file = writeConfig('server: { workers: 2 }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
     const { stderr } = cli.output();
@@ -410,16 +461,68 @@ describe('server.workers with models the workers refuse (the primary knows no en
   }, 60_000);
 
   it('an unknown engine kind is refused at start, naming the kinds there are', async () => {
-    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
+    const file = writeConfig('server: { workers: 2 }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
     expect(cli.output().stderr.trim()).toBe(`Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`);
   }, 60_000);
 });
 
+/**
+ * A plugin engine kind whose engine cannot start in the instance's second worker (as one needing
+ * a device that process lacks): a reload that adds one of its models is refused there alone.
+ */
+function flakyKindPlugin(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'gantry-flaky-plugin-'));
+  symlinkSync(join(import.meta.dirname, '..', 'node_modules'), join(folder, 'node_modules'), 'dir');
+  const entry = JSON.stringify(join(import.meta.dirname, '..', 'dist', 'src', 'index.js'));
+  writeFileSync(
+    join(folder, 'flaky-kind.mjs'),
+    `import cluster from 'node:cluster';
+import { Module } from '@nestjs/common';
+import { EMPTY } from 'rxjs';
+import { EngineKind, InferenceEngine } from ${entry};
+class QuietEngine extends InferenceEngine { generate() { return EMPTY; } }
+export class FlakyKind {
+  create() {
+    if (cluster.worker?.id === 2) throw new Error('no device in this process');
+    return new QuietEngine();
+  }
+}
+EngineKind('flaky')(FlakyKind);
+export default class FlakyPlugin {}
+Module({ providers: [FlakyKind] })(FlakyPlugin);
+`,
+  );
+  return join(folder, 'flaky-kind.mjs');
+}
+
+describe('a reload one worker refuses while the others apply it', () => {
+  it('names the worker and replaces it, so that every worker serves the configuration the others applied', async () => {
+    const config = `server: { workers: 2 }\nplugins: [${JSON.stringify(flakyKindPlugin())}]\nmodels:\n  - { name: echo, engine: stub }\n`;
+    const file = writeConfig(config);
+    const cli = startCli(['--config', file, '--port', '0']);
+    try {
+      const url = await cli.listening;
+      const logs = () => logLinesOf(cli.output().stdout);
+      writeFileSync(file, `${config}  - { name: odd, engine: flaky }\n`);
+      cli.child.kill('SIGHUP');
+      const refusal = (line: { level: number; msg: string }) =>
+        line.level === 50 && /^Worker \d+ refused the configuration the other workers applied; it is replaced by one that runs it\. The engine of model 'odd' could not start: no device in this process/.test(line.msg);
+      expect(await eventually(() => logs().some(refusal)), cli.output().stdout).toBe(true);
+      // The worker started in its place runs the new models: both workers list them.
+      const lists = (answer: Awaited<ReturnType<typeof exchange>>) =>
+        answer.status === 200 && (answer.json as { data: Array<{ id: string }> }).data.some((model) => model.id === 'odd');
+      expect((await fromEveryWorker(url, '/v1/models', undefined, 2, lists)).done).toBe(true);
+    } finally {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    }
+  }, 60_000);
+});
+
 describe('a SIGTERM while the workers start', () => {
   it('drains them as they come up: nothing is served, and the primary exits 0', async () => {
-    const file = writeConfig('server: { workers: 2 }\nresponses: { store: off }\nshutdown: { drainMs: 500 }\nmodels:\n  - { name: echo, engine: stub }\n');
+    const file = writeConfig('server: { workers: 2 }\nshutdown: { drainMs: 500 }\nmodels:\n  - { name: echo, engine: stub }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     // Both workers forked, still loading the gateway (a drain sent now reaches no listener).
     const pid = cli.child.pid!;

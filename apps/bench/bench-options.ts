@@ -82,6 +82,7 @@ export const FULL_PROFILE: BenchProfile = {
     paced: { streamsPerWorker: 32, tokens: 64, rounds: 3, timing: { warmupMs: 800, measureMs: 1200 } },
     admission: { concurrencies: [16], tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
     roundTrips: { inFlight: [1, 16, 64], durationMs: 800 },
+    stored: { concurrency: 16, tokens: 16, rounds: 2, timing: { warmupMs: 300, measureMs: 800 } },
   },
   tenants: {
     noisyStreams: 32,
@@ -132,6 +133,7 @@ export const QUICK_PROFILE: BenchProfile = {
     paced: { streamsPerWorker: 32, tokens: 64, rounds: 1, timing: { warmupMs: 100, measureMs: 250 } },
     admission: { concurrencies: [16], tokens: 16, rounds: 1, timing: { warmupMs: 100, measureMs: 400 } },
     roundTrips: { inFlight: [1, 64], durationMs: 100 },
+    stored: { concurrency: 16, tokens: 16, rounds: 1, timing: { warmupMs: 100, measureMs: 300 } },
   },
   tenants: {
     ...FULL_PROFILE.tenants,

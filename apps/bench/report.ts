@@ -4,6 +4,7 @@ import { renderStoredResponses } from './responses-store-report.js';
 import { renderTenants } from './tenants-report.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
+import type { RequestCostRow } from './workers-scenario.js';
 import { renderTable, type Cell } from './text-table.js';
 
 const KB = 1024;
@@ -242,21 +243,28 @@ errors: ${Object.entries(run.failures).map(([reason, count]) => `${reason} ${cou
     );
     const free = (concurrency: number) => admission.find((row) => row.concurrency === concurrency && row.admission === 'free');
     const added = (value: number | undefined, baseline: number | undefined) => (value === undefined || baseline === undefined ? undefined : value - baseline);
-    const admissionRows = admission.map((row) => [
-      row.concurrency,
-      row.admission,
+    // Requests/s, latency, CPU, and what the row adds to its baseline (none for a baseline itself).
+    const costCells = (row: RequestCostRow, baseline: RequestCostRow | undefined): Cell[] => [
       row.requestsPerSecond,
       ms(row.latency.mean),
       micros(row.gatewayMicrosPerRequest),
       micros(row.primaryMicrosPerRequest),
-      row.admission === 'coordinated' ? micros(added(row.gatewayMicrosPerRequest, free(row.concurrency)?.gatewayMicrosPerRequest)) : undefined,
-      row.admission === 'coordinated' ? ms(added(row.latency.mean, free(row.concurrency)?.latency.mean)) : undefined,
+      baseline && baseline !== row ? micros(added(row.gatewayMicrosPerRequest, baseline.gatewayMicrosPerRequest)) : undefined,
+      baseline && baseline !== row ? ms(added(row.latency.mean, baseline.latency.mean)) : undefined,
       failuresOf(row.failures),
-    ]);
+    ];
+    const admissionRows = admission.map((row) => [row.concurrency, row.admission, ...costCells(row, free(row.concurrency))]);
     section(
       `Workers: admission with ${admission[0]?.workers} workers (non-streaming, ${plan.admission.tokens}-token answers from the stub; free: no maxConcurrency, ` +
         'decided in the worker; coordinated: maxConcurrency set, reserved and released through the primary; latency in ms)',
       renderTable(['concurrent', 'admission', 'requests/s', 'latency mean', 'gw CPU µs/request', 'primary µs/request', 'added µs/request', 'added ms', 'errors'], admissionRows),
+    );
+    const storeOff = (workers: number) => results.workers!.stored.find((row) => row.workers === workers && row.store === 'off');
+    const storedRows = results.workers.stored.map((row) => [row.workers, row.store, ...costCells(row, storeOff(row.workers))]);
+    section(
+      `Workers: stored responses (${plan.stored.concurrency} streamed Responses requests of ${plan.stored.tokens} tokens from the stub; store: false or true, ` +
+        'kept by the memory store in the process, or in the primary with workers; latency in ms)',
+      renderTable(['workers', 'store', 'requests/s', 'latency mean', 'gw CPU µs/request', 'primary µs/request', 'added µs/request', 'added ms', 'errors'], storedRows),
     );
     const tripRows = results.workers.roundTrips.map((row) => [
       row.inFlight,

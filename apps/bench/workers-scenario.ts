@@ -7,8 +7,10 @@ import type { ChildServer } from './child-server.js';
 import { MeasureWindow, runClosedLoop } from './closed-loop.js';
 import { benchModels, chatBody, gatewayConfig } from './gateway-configs.js';
 import { interleave } from './interleave.js';
+import { loopbackUrl } from './loopback.js';
 import { machineBusySeconds } from './load-tally.js';
 import { sampleProcess } from './proc-stats.js';
+import { responsesBody, streamResponses } from './responses-client.js';
 import { Samples, type SampleSummary } from './samples.js';
 import { callFor, plan, warmUp, type LoadTiming } from './streaming-load.js';
 
@@ -35,6 +37,12 @@ export interface WorkersPlan {
   admission: { concurrencies: number[]; tokens: number; rounds: number; timing: LoadTiming };
   /** Admissions alone (no HTTP) through a primary, so many in flight at once, each for `durationMs`. */
   roundTrips: { inFlight: number[]; durationMs: number };
+  /**
+   * Streamed Responses requests to the stub with `store: false` and `store: true` (the memory
+   * store: in the process with one, in the primary with workers), on every gateway: what keeping
+   * a response costs per request, in one process and through the primary.
+   */
+  stored: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
 }
 
 /** Streaming through the HTTP engine with one gateway of `workers` processes. */
@@ -59,13 +67,12 @@ export interface WorkersStreamingRow {
   failures: Record<string, number>;
 }
 
-/** Non-streaming requests to a model admitted in the worker (`free`) or through the primary (`coordinated`). */
-export interface AdmissionRow {
+/** What requests of one kind cost a gateway of one or more processes, measured together. */
+export interface RequestCostRow {
   workers: number;
-  admission: 'free' | 'coordinated';
   concurrency: number;
   requestsPerSecond: number;
-  /** From sending a request to its whole answer, ms. */
+  /** From sending a request to its whole answer (the end of its stream), ms. */
   latency: SampleSummary;
   /** CPU of every gateway process per request, µs. */
   gatewayMicrosPerRequest?: number;
@@ -74,10 +81,21 @@ export interface AdmissionRow {
   failures: Record<string, number>;
 }
 
+/** Non-streaming requests to a model admitted in the worker (`free`) or through the primary (`coordinated`). */
+export interface AdmissionRow extends RequestCostRow {
+  admission: 'free' | 'coordinated';
+}
+
+/** Streamed Responses requests, kept (`store: true`) or not. */
+export interface StoredRow extends RequestCostRow {
+  store: 'off' | 'on';
+}
+
 export interface WorkersResults {
   plan: WorkersPlan;
   streaming: WorkersStreamingRow[];
   admission: AdmissionRow[];
+  stored: StoredRow[];
   roundTrips: RoundTripResult[];
 }
 
@@ -114,6 +132,8 @@ interface WindowTally {
  * Non-streaming requests to a model without a concurrency limit (admitted in the worker) and to
  * one with a limit (each admission a round trip to the primary: reserve, then release) give what
  * coordinated admission costs per request; admissions alone, without HTTP, give its floor.
+ * Streamed Responses kept or not, in one process and through the primary, give what the
+ * instance's memory store costs per request.
  */
 export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, progress: (line: string) => void): Promise<WorkersResults> {
   const mock = await stack.startMock([], 'mock-workers');
@@ -121,8 +141,8 @@ export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, pr
   const groups: ProcessGroup[] = [];
   for (const workers of workersPlan.counts) {
     const config = gatewayConfig({ models });
-    // Stored responses are off: with several workers they need a shared store, and chat keeps none.
-    const server = await stack.startGateway(`workers-${workers}`, { ...config, server: { ...(config.server as object), workers }, responses: { store: 'off' } });
+    // The default response store (memory): with workers, the primary's.
+    const server = await stack.startGateway(`workers-${workers}`, { ...config, server: { ...(config.server as object), workers } });
     groups.push(await processGroupOf(server, workers));
   }
   const target = (group: ProcessGroup, model: string): BenchTarget => ({ label: `${group.workers} worker(s)`, chatUrl: chatUrlOf(group.server.url), model, upstreamPid: mock.pid });
@@ -137,7 +157,7 @@ export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, pr
   const saturated = workersPlan.saturated;
   progress(`workers: saturated streaming, ${saturated.streams} streams, ${groups.map((group) => group.workers).join(' / ')} worker(s), ${saturated.rounds} round(s)`);
   const busy = await interleave(groups, saturated.rounds, (group) =>
-    measureRound(group, target(group, 'mock'), saturated.streams, chatBody('mock', saturated.tokens, true), saturated.timing, true),
+    measureRound(group, target(group, 'mock'), saturated.streams, chatBody('mock', saturated.tokens, true), saturated.timing, 'chat-stream'),
   );
   groups.forEach((group, index) => streaming.push(streamingRow('saturated', saturated.streams, group, addWindows(busy[index]))));
   const paced = workersPlan.paced;
@@ -155,8 +175,8 @@ export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, pr
   progress(`workers: paced streaming, ${paced.streamsPerWorker} streams per worker (and per process side by side), ${paced.rounds} round(s)`);
   const calm = await interleave(pacedTargets, paced.rounds, async (group) => {
     const body = chatBody('mock-paced', paced.tokens, true);
-    if (group !== sideBySide) return measureRound(group, target(group, 'mock-paced'), paced.streamsPerWorker * group.workers, body, paced.timing, true);
-    return sideBySideTally(await Promise.all(singles.map((single) => measureRound(single, target(single, 'mock-paced'), paced.streamsPerWorker, body, paced.timing, true))));
+    if (group !== sideBySide) return measureRound(group, target(group, 'mock-paced'), paced.streamsPerWorker * group.workers, body, paced.timing, 'chat-stream');
+    return sideBySideTally(await Promise.all(singles.map((single) => measureRound(single, target(single, 'mock-paced'), paced.streamsPerWorker, body, paced.timing, 'chat-stream'))));
   });
   pacedTargets.forEach((group, index) =>
     streaming.push(streamingRow(group === sideBySide ? 'side by side' : 'paced', paced.streamsPerWorker * group.workers, group, addWindows(calm[index]))),
@@ -168,9 +188,18 @@ export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, pr
   progress(`workers: admission with ${most.workers} worker(s), ${concurrencies.join(' / ')} concurrent non-streaming requests, free / coordinated, ${rounds} round(s)`);
   const answered = await interleave(admissionTargets, rounds, ({ concurrency, admission }) => {
     const model = admission === 'free' ? 'stub' : COORDINATED_MODEL.name;
-    return measureRound(most, target(most, model), concurrency, chatBody(model, tokens, false), timing, false);
+    return measureRound(most, target(most, model), concurrency, chatBody(model, tokens, false), timing, 'chat');
   });
-  const admission = admissionTargets.map(({ concurrency, admission: kind }, index) => admissionRow(most, kind, concurrency, addWindows(answered[index])));
+  const admission = admissionTargets.map(({ concurrency, admission: kind }, index): AdmissionRow => ({ ...requestCostRow(most, concurrency, addWindows(answered[index])), admission: kind }));
+
+  const stored = workersPlan.stored;
+  const storedTargets = groups.flatMap((group) => (['off', 'on'] as const).map((store) => ({ group, store })));
+  progress(`workers: stored responses, ${stored.concurrency} streams, store off / on, ${groups.map((group) => group.workers).join(' / ')} worker(s), ${stored.rounds} round(s)`);
+  const keep = (group: ProcessGroup, store: StoredRow['store'], timing: LoadTiming) =>
+    measureRound(group, { ...target(group, 'stub'), chatUrl: responsesUrlOf(group) }, stored.concurrency, responsesBody('stub', stored.tokens, store), timing, 'responses');
+  for (const group of groups) await keep(group, 'on', { warmupMs: workersPlan.warmupMs / 4, measureMs: 0, rampMs: 0 });
+  const kept = await interleave(storedTargets, stored.rounds, ({ group, store }) => keep(group, store, stored.timing));
+  const storedRows = storedTargets.map(({ group, store }, index): StoredRow => ({ ...requestCostRow(group, stored.concurrency, addWindows(kept[index])), store }));
 
   for (const group of groups) await stack.stop(group.server);
   await stack.stop(mock);
@@ -178,7 +207,7 @@ export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, pr
   progress(`workers: admission round trips alone, ${workersPlan.roundTrips.inFlight.join(' / ')} in flight`);
   const roundTrips: RoundTripResult[] = [];
   for (const inFlight of workersPlan.roundTrips.inFlight) roundTrips.push(await measureAdmissionRoundTrips(inFlight, workersPlan.roundTrips.durationMs));
-  return { plan: workersPlan, streaming, admission, roundTrips };
+  return { plan: workersPlan, streaming, admission, stored: storedRows, roundTrips };
 }
 
 /** The processes of a gateway: with several workers, the primary's children (once they all listen). */
@@ -229,7 +258,10 @@ export function childPidsOf(pid: number): number[] {
   return children.sort((a, b) => a - b);
 }
 
-async function measureRound(group: ProcessGroup, target: BenchTarget, concurrency: number, body: string, timing: LoadTiming, stream: boolean): Promise<WindowTally> {
+/** How a round's requests are sent and counted: chat streams (chunks), chat answers or Responses streams (requests). */
+type RoundKind = 'chat-stream' | 'chat' | 'responses';
+
+async function measureRound(group: ProcessGroup, target: BenchTarget, concurrency: number, body: string, timing: LoadTiming, kind: RoundKind): Promise<WindowTally> {
   const pids = [...(group.primaryPid === undefined ? [] : [group.primaryPid]), ...group.workerPids];
   const window = new MeasureWindow();
   const unitsByWorker = new Map<number, number>();
@@ -249,9 +281,9 @@ async function measureRound(group: ProcessGroup, target: BenchTarget, concurrenc
       const onOpen = (_at: number, headers: Record<string, unknown>) => {
         if (headers[WORKER_HEADER] !== undefined) worker = Number(headers[WORKER_HEADER]);
       };
-      if (!stream) {
+      if (kind !== 'chat-stream') {
         const sentAt = performance.now();
-        const handle = postChat(call);
+        const handle = kind === 'chat' ? postChat(call) : streamResponses(call);
         void handle.done.then((outcome) => {
           if (outcome.kind === 'completed' && window.contains(outcome.at)) durations.push(outcome.at - sentAt);
         });
@@ -269,7 +301,7 @@ async function measureRound(group: ProcessGroup, target: BenchTarget, concurrenc
   );
   close();
   const [before, after] = run.marks as [ReturnType<typeof snapshot>, ReturnType<typeof snapshot>];
-  const units = stream ? [...unitsByWorker.values()].reduce((sum, value) => sum + value, 0) : run.completedInWindow;
+  const units = kind === 'chat-stream' ? [...unitsByWorker.values()].reduce((sum, value) => sum + value, 0) : run.completedInWindow;
   return {
     windowMs: run.window.durationMs,
     unitsByWorker,
@@ -340,10 +372,9 @@ function streamingRow(load: WorkersStreamingRow['load'], streams: number, group:
   };
 }
 
-function admissionRow(group: ProcessGroup, admission: AdmissionRow['admission'], concurrency: number, tally: WindowTally): AdmissionRow {
+function requestCostRow(group: ProcessGroup, concurrency: number, tally: WindowTally): RequestCostRow {
   return {
     workers: group.workers,
-    admission,
     concurrency,
     requestsPerSecond: tally.units / (tally.windowMs / 1000),
     latency: summaryOf(tally.durations),
@@ -351,6 +382,11 @@ function admissionRow(group: ProcessGroup, admission: AdmissionRow['admission'],
     primaryMicrosPerRequest: group.primaryPid === undefined ? undefined : microsPer(tally.cpuSecondsByPid.get(group.primaryPid) ?? 0, tally.units),
     failures: tally.failures,
   };
+}
+
+/** `POST /v1/responses` of a gateway. */
+function responsesUrlOf(group: ProcessGroup): URL {
+  return loopbackUrl(new URL('/v1/responses', group.server.url).toString());
 }
 
 function summaryOf(values: readonly number[]): SampleSummary {

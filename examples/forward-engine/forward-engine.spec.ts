@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../../apps/mock-upstream/mock-upstream.js';
 import { logLinesOf, startCli, writeConfig, type CliProcess } from '../../test/support/cli-process.js';
-import { postStream, unpooledAgent } from '../../test/support/http-stream.js';
+import { postStream, unpooledAgent, type Frame } from '../../test/support/http-stream.js';
 import { PROTOCOLS } from '../../test/support/protocol-streams.js';
 
 // The plugin as an operator lists it: the built module (npm test builds first).
@@ -103,6 +103,24 @@ describe('the forward engine plugin (engine: forward), loaded through plugins: b
     expect(mock.state.received.length - before).toBe(PROTOCOLS.length + 2);
   });
 
+  it('opens each API’s stream once the API answered OK, before its prefill ends (the keep-alive, 2 min away, does not)', async () => {
+    mock.setBehaviour({ prefillMs: 60_000 });
+    const slowBeats = startCli(['--config', writeConfig(configText(mock.url).replace('intervalMs: 100', 'intervalMs: 120000')), '--port', '0'], { [KEY_ENV]: SECRET });
+    try {
+      const slowBeatsUrl = await slowBeats.listening;
+      for (const protocol of PROTOCOLS) {
+        // Hangs up at the first frame: the opening one (Responses': created and in_progress at once), while the API is still in its prefill.
+        const outcome = await postStream(slowBeatsUrl, protocol.path, protocol.body('forwarded', PROMPT), { agent: unpooledAgent(), timeoutMs: 15_000, onFrame: () => true });
+        expect({ status: outcome.status, end: outcome.end }).toEqual({ status: 200, end: 'client' });
+        expect(eventOf(outcome.frames[0])).toBe(OPENING_EVENT[protocol.api]);
+        expect(outcome.frames.some((frame) => protocol.isContent(frame) || protocol.isHeartbeat(frame))).toBe(false);
+        expect(await eventually(() => mock.state.openRequests === 0)).toBe(true);
+      }
+    } finally {
+      slowBeats.child.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('serves a model of the plugin’s kind that a reload (SIGHUP) adds', async () => {
     writeFileSync(
       file,
@@ -120,6 +138,15 @@ describe('the forward engine plugin (engine: forward), loaded through plugins: b
     expect(refused.output().stderr).toContain(`The engine of model 'forwarded' could not start: the environment variable ${KEY_ENV} (apiKeyEnv) holds no key.`);
   }, 60_000);
 });
+
+/** Each API's opening frame: the chat role chunk (no event name), `message_start`, `response.created`. */
+const OPENING_EVENT = { chat: undefined, messages: 'message_start', responses: 'response.created' } as const;
+
+function eventOf(frame: Frame): string | undefined {
+  if (frame.kind !== 'event') return `comment ${frame.comment}`;
+  if (frame.event === undefined) expect(JSON.parse(frame.data).choices[0].delta).toEqual({ role: 'assistant', content: '' });
+  return frame.event;
+}
 
 async function eventually(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,7 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { Observable, type Subscriber } from 'rxjs';
 import {
+  ACCEPTED,
   EngineError,
   InferenceEngine,
   makeTimings,
@@ -36,7 +37,8 @@ const FINISH_REASONS: ReadonlySet<string> = new Set(['stop', 'length', 'tool_cal
 /**
  * Forwards each generation to an OpenAI-compatible Chat Completions API that takes its key in a
  * header of its own (Azure OpenAI's `api-key`), and maps the streamed chunks onto Gantry's engine
- * events. Cold: subscribing sends the request, unsubscribing (a client that hung up) aborts it.
+ * events: `accepted` once the API answered OK, then its output. Cold: subscribing sends the
+ * request, unsubscribing (a client that hung up) aborts it.
  */
 export class ForwardEngine extends InferenceEngine {
   constructor(
@@ -69,6 +71,8 @@ export class ForwardEngine extends InferenceEngine {
     });
     // The API's own words stay out of the client's answer: they may name the gateway's account.
     if (!response.ok || response.body === null) throw new EngineError(errorKindOf(response.status), `The API answered ${response.status}.`);
+    // Taken on: the client's stream opens now, before the prefill; a refusal above kept its real status.
+    events.next(ACCEPTED);
 
     let usage: TokenUsage = ZERO_USAGE;
     let finishReason: FinishReason | undefined;

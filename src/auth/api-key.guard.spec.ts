@@ -65,8 +65,14 @@ function activate(guard: ApiKeyGuard, context: ExecutionContext): Promise<boolea
   return Promise.resolve().then(() => guard.canActivate(context));
 }
 
-async function refusal(guard: ApiKeyGuard, context: ExecutionContext): Promise<unknown> {
-  return activate(guard, context).then(
+/** The verdict on a generation (the generation routes call `check`, which holds a stream slot). */
+function generate(guard: ApiKeyGuard, context: ExecutionContext): Promise<boolean> {
+  const http = context.switchToHttp();
+  return Promise.resolve().then(() => guard.check(http.getRequest(), http.getResponse()));
+}
+
+async function refusal(guard: ApiKeyGuard, context: ExecutionContext, verdict = activate): Promise<unknown> {
+  return verdict(guard, context).then(
     () => undefined,
     (error: unknown) => error,
   );
@@ -135,18 +141,21 @@ describe('ApiKeyGuard', () => {
     await expect(activate(guard, contextFor('/v1/responses', { 'x-api-key': 'b' }))).resolves.toBe(true);
   });
 
-  it('holds a concurrent slot until the response closes', async () => {
+  it('holds a concurrent slot for a generation until the response closes; Nest’s routes hold none', async () => {
     const guard = guardFor({ apiKeys: ['a'], limits: { concurrentStreams: 1 } });
     const first = new FakeResponse();
-    await activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }, first));
-    expect(await refusal(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).toMatchObject({
+    await generate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }, first));
+    expect(await refusal(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }), generate)).toMatchObject({
       kind: 'rate_limited',
       code: 'concurrency_limit_exceeded',
       retryAfterSeconds: 1,
     });
+    for (const url of ['/v1/messages/count_tokens', '/v1/responses/input_tokens', '/v1/models', '/v1/responses/resp_1']) {
+      await expect(activate(guard, contextFor(url, { 'x-api-key': 'a' }))).resolves.toBe(true);
+    }
     first.emit('close');
     await new Promise((resolve) => setImmediate(resolve));
-    await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
+    await expect(generate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
   });
 
   describe('when the limit store fails', () => {
@@ -160,7 +169,7 @@ describe('ApiKeyGuard', () => {
       const metrics = metricsWithoutModels();
       const guard = guardFor({ apiKeys: ['a'], limits: { requestsPerMinute: 1, concurrentStreams: 1 } }, store, metrics);
       for (let index = 0; index < 5; index += 1) {
-        await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
+        await expect(generate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
       }
       // The window failed, so no slot was asked for: one wait per request at most.
       expect(store.calls).toEqual(['hit', 'hit', 'hit', 'hit', 'hit']);
@@ -189,7 +198,7 @@ describe('ApiKeyGuard', () => {
       const store = new FailingStore();
       const guard = guardFor({ apiKeys: ['a'], limits: { concurrentStreams: 1 } }, store);
       const response = new FakeResponse();
-      await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }, response))).resolves.toBe(true);
+      await expect(generate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }, response))).resolves.toBe(true);
       response.emit('close');
       await new Promise((resolve) => setImmediate(resolve));
       expect(store.calls).toEqual(['acquire']);

@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayConfig } from '../config/gateway-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { isMetricsPath, isProbePath, isStoredResponsePath, pathOf } from '../routing/probe-paths.js';
+import { isMetricsPath, isProbePath, pathOf } from '../routing/probe-paths.js';
 import type { RequestGuard } from '../routing/request-guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
 import { Callers } from './callers.js';
@@ -14,6 +14,10 @@ import { KeyLimiter } from './key-limiter.js';
  * The key comes as `Authorization: Bearer <key>` (OpenAI SDKs) or `x-api-key: <key>` (Anthropic
  * SDKs). Refusals are 401s in the client's protocol shape; the key is never logged or echoed.
  * The caller it identifies (the key's id and tenant) is remembered for the request's handler.
+ *
+ * Only a generation holds one of its key's `concurrentStreams` slots: the generation routes call
+ * `check`. Nest's routes (`canActivate`: models, token counts, stored responses) count in the
+ * rate but hold no slot: a token count is not a stream, and a client can always poll its run.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate, RequestGuard {
@@ -26,11 +30,15 @@ export class ApiKeyGuard implements CanActivate, RequestGuard {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
-    return this.check(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+    return this.admit(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), false);
   }
 
-  /** Synchronous unless a per-key limit has to ask its store. */
+  /** A generation's check (it holds a stream slot); synchronous unless a per-key limit has to ask its store. */
   check(request: FastifyRequest, reply: FastifyReply): boolean | Promise<boolean> {
+    return this.admit(request, reply, true);
+  }
+
+  private admit(request: FastifyRequest, reply: FastifyReply, holdsStream: boolean): boolean | Promise<boolean> {
     if (this.ring.isOpen) return true;
     const path = pathOf(request.url);
     if (isProbePath(path) && !this.config.auth.protectHealth) return true;
@@ -46,7 +54,7 @@ export class ApiKeyGuard implements CanActivate, RequestGuard {
     if (caller === undefined) throw new GatewayError('authentication', 'Invalid API key.', { code: 'invalid_api_key' });
     this.callers.remember(request, caller);
     if (caller.tenant.limits === undefined) return true;
-    return this.limiter.admit(caller, reply.raw, !isStoredResponsePath(path)).then(() => true);
+    return this.limiter.admit(caller, reply.raw, holdsStream).then(() => true);
   }
 }
 

@@ -16,8 +16,8 @@ function createLimitStore(limits: KeyLimitsConfig | undefined, instance: Instanc
     case 'memory':
       return instance ?? new MemoryLimitStore();
     case 'redis':
-      // Its failures reach the KeyLimiter, which counts them and logs at most one warning per interval.
-      return new RedisLimitStore(limits!.redisUrl!, { prefix: limits!.redisKeyPrefix, commandTimeoutMs: limits!.redisTimeoutMs });
+      // Resolved when the configuration was read (resolveRedisParts). Its failures reach the KeyLimiter, which counts them and logs at most one warning per interval.
+      return new RedisLimitStore(limits!.redis!.url!, { prefix: limits!.redis!.keyPrefix, commandTimeoutMs: limits!.redis!.timeoutMs });
   }
 }
 

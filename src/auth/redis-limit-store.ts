@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
+import { LIMITS_REDIS } from '../config/redis-parts.js';
 import { LimitStore, type WindowCharge, type WindowCount } from './limit-store.js';
 
 // Each script runs atomically in Redis, so concurrent replicas never interleave a read and a write.
@@ -70,9 +71,6 @@ return #KEYS`;
  */
 export const LEASE_TTL_MS = 60_000;
 
-/** How long a limit command may take by default; past it the caller fails open. */
-export const REDIS_TIMEOUT_MS = 200;
-
 /** Leases waiting to be given back, at most; past it the lease TTL frees the rest. */
 const MAX_ORPHANS = 10_000;
 const RELEASE_BATCH = 500;
@@ -80,7 +78,7 @@ const RELEASE_BATCH = 500;
 export interface RedisLimitStoreOptions {
   /** Prepended to every key, so several gateways (or tests) can share one Redis. */
   prefix?: string;
-  /** How long a command may take (REDIS_TIMEOUT_MS); past it the caller fails open. */
+  /** How long a command may take (LIMITS_REDIS.timeoutMs by default); past it the caller fails open. */
   commandTimeoutMs?: number;
   /** Lease lifetime without renewal (LEASE_TTL_MS); tests shorten it. */
   leaseTtlMs?: number;
@@ -124,8 +122,8 @@ export class RedisLimitStore extends LimitStore {
 
   constructor(url: string, options: RedisLimitStoreOptions = {}) {
     super();
-    this.prefix = options.prefix ?? 'gantry:limits:';
-    this.timeoutMs = options.commandTimeoutMs ?? REDIS_TIMEOUT_MS;
+    this.prefix = options.prefix ?? LIMITS_REDIS.keyPrefix;
+    this.timeoutMs = options.commandTimeoutMs ?? LIMITS_REDIS.timeoutMs;
     this.leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS;
     this.redis = new Redis(url, {
       // No offline queue, no resending after a reconnect, no retries: a command runs now or never.

@@ -131,13 +131,15 @@ function isChannelMessage(message: unknown): message is ChannelMessage {
   return typeof message === 'object' && message !== null && (message as { gantry?: unknown }).gantry === 1;
 }
 
-function toWire(error: unknown): WireError {
+/** A failure as it crosses the channel (anything but a GatewayError travels as `internal`). */
+export function toWire(error: unknown): WireError {
   if (error instanceof GatewayError) {
     return { kind: error.kind, message: error.message, code: error.code, param: error.param, retryAfterSeconds: error.retryAfterSeconds };
   }
   return { kind: 'internal', message: (error as Error)?.message ?? String(error) };
 }
 
-function fromWire(error: WireError): GatewayError {
+/** A failure that crossed the channel, a GatewayError again. */
+export function fromWire(error: WireError): GatewayError {
   return new GatewayError(error.kind, error.message, { code: error.code, param: error.param, retryAfterSeconds: error.retryAfterSeconds });
 }

@@ -3,8 +3,10 @@ import type { AdmissionLimits } from '../admission/admission-queue.js';
 import type { WindowCharge } from '../auth/limit-store.js';
 import type { InstanceAdmission } from './instance-admission.js';
 import type { InstanceLimits } from './instance-limits.js';
-import type { IpcChannel } from './ipc-channel.js';
-import type { ReserveAnswer } from './worker-protocol.js';
+import type { ResponseObject, StoredEvent, StoredResponse } from '../stored-responses/response-store.js';
+import type { InstanceResponses } from './instance-responses.js';
+import { toWire, type IpcChannel } from './ipc-channel.js';
+import type { ReserveAnswer, StoredEventsMessage, SubscriptionEnd } from './worker-protocol.js';
 
 /** The primary's side of a worker's admission: reserve (answered), release, and the word of a slot or a timeout. */
 export function serveAdmission(channel: IpcChannel, worker: number, admission: InstanceAdmission): void {
@@ -29,4 +31,26 @@ export function serveLimits(channel: IpcChannel, worker: number, limits: Instanc
   channel.on<{ charges: WindowCharge[] }>('charge', ({ charges }) => void limits.charge(charges));
   channel.handle<{ key: string; max: number }>('acquire', async ({ key, max }) => (await limits.acquire(worker, key, max)) ?? null);
   channel.on<{ key: string; lease: string }>('releaseLease', ({ key, lease }) => void limits.release(worker, key, lease));
+}
+
+/** The primary's side of a worker's stored responses (`responses.store: memory`): the store's calls, its followers and cancel listeners. */
+export function serveResponses(channel: IpcChannel, worker: number, responses: InstanceResponses): void {
+  const { store } = responses;
+  channel.handle<{ record: StoredResponse }>('responses.create', ({ record }) => store.create(record));
+  channel.handle<{ response: ResponseObject }>('responses.update', ({ response }) => store.update(response));
+  channel.handle<{ id: string }>('responses.get', ({ id }) => store.get(id));
+  channel.handle<{ ids: string[]; maxBytes: number | null }>('responses.items', async ({ ids, maxBytes }) => [...(await store.items(ids, maxBytes ?? undefined))]);
+  channel.handle<{ id: string }>('responses.delete', ({ id }) => store.delete(id));
+  channel.handle<{ id: string; events: StoredEvent[]; final: boolean }>('responses.append', ({ id, events, final }) => store.append(id, events, final));
+  channel.handle<{ id: string }>('responses.requestCancel', ({ id }) => store.requestCancel(id));
+  const end = (subscription: number) => (error?: unknown) =>
+    channel.notify('responses.end', { subscription, error: error === undefined ? undefined : toWire(error) } satisfies SubscriptionEnd);
+  channel.on<{ subscription: number; id: string; after: number }>('responses.follow', ({ subscription, id, after }) =>
+    responses.follow(worker, subscription, id, after, {
+      next: (events) => channel.notify('responses.events', { subscription, events } satisfies StoredEventsMessage),
+      end: end(subscription),
+    }),
+  );
+  channel.on<{ subscription: number; id: string }>('responses.listenCancel', ({ subscription, id }) => responses.listenCancel(worker, subscription, id, { end: end(subscription) }));
+  channel.on<{ subscription: number }>('responses.unsubscribe', ({ subscription }) => responses.unsubscribe(worker, subscription));
 }

@@ -5,6 +5,7 @@ import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, ty
 import type { AdmissionLimits } from '../admission/admission-queue.js';
 import { ConfigError } from '../config/config-error.js';
 import type { ConfigSources } from '../config/config-loader.js';
+import { startWarnings } from '../config/config-warnings.js';
 import { applyLiveKeys, keysNeedingRestart, liveKeysChanged } from '../config/config-changes.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import { admissionLimitsOf } from '../models/model-registry.js';
@@ -13,8 +14,9 @@ import { refusedMessage, reloadedMessage, restartWarning, unfinishedMessage } fr
 import { readReloadedConfig } from '../reload/reloaded-config.js';
 import { InstanceAdmission } from './instance-admission.js';
 import { InstanceLimits } from './instance-limits.js';
+import { InstanceResponses } from './instance-responses.js';
 import { IpcChannel } from './ipc-channel.js';
-import { serveAdmission, serveLimits } from './primary-handlers.js';
+import { serveAdmission, serveLimits, serveResponses } from './primary-handlers.js';
 import type { WorkerHello, WorkerReady, WorkerRefusal, WorkerReload } from './worker-protocol.js';
 
 export interface PrimaryOptions {
@@ -47,7 +49,7 @@ interface WorkerLink {
 /**
  * The primary of `server.workers: N > 1`: it forks N workers (each a whole gateway on the shared
  * port), holds what the instance shares (every model's admission queue, the per-key limits of
- * `store: memory`), sums the workers' metrics for whichever answers `GET /metrics`, restarts a
+ * `store: memory`, the stored responses of `responses.store: memory`), sums the workers' metrics for whichever answers `GET /metrics`, restarts a
  * worker that dies (its places and leases come back at once), re-reads the file on SIGHUP (or
  * when it changes, with --watch-config) and has every worker apply it, and on SIGTERM or SIGINT
  * drains every worker as one process drains itself, then exits 0.
@@ -64,6 +66,8 @@ class Primary {
   private version = 0;
   private readonly admission: InstanceAdmission;
   private readonly limits = new InstanceLimits();
+  /** The stored responses of `responses.store: memory`, one store for the instance. */
+  private readonly responses?: InstanceResponses;
   private readonly links = new Map<number, WorkerLink>();
   private readonly registry = new Registry();
   private readonly restarts: Counter;
@@ -84,6 +88,15 @@ class Primary {
     this.running = config;
     this.logger = pino({ level: config.observability.logging.level }, pino.destination({ dest: 1, sync: true })).child({ context: 'Gantry' });
     this.admission = new InstanceAdmission(this.limitsOf(config));
+    const stored = config.responses;
+    if (stored.store === 'memory') {
+      this.responses = new InstanceResponses({
+        ttlSeconds: stored.ttlSeconds,
+        maxStoredResponses: stored.maxStoredResponses,
+        maxEventsPerResponse: stored.maxEventsPerResponse,
+        maxStoredBytes: stored.maxStoredBytes,
+      });
+    }
     collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
     const links = this.links;
     new Gauge({
@@ -102,6 +115,7 @@ class Primary {
     process.on('SIGTERM', () => this.shutdown());
     process.on('SIGINT', () => this.shutdown());
     process.on('SIGHUP', () => this.reload());
+    for (const warning of startWarnings(this.running)) this.logger.warn(warning);
     for (let index = 0; index < this.options.workers; index += 1) this.fork();
     const file = this.options.sources.file;
     if (this.options.watch && file !== undefined) this.unwatch = watchConfigFile(file, () => this.reload(), { since: this.options.since });
@@ -131,6 +145,7 @@ class Primary {
     channel.handle<WorkerRefusal>('refused', ({ message }) => this.refused(message));
     serveAdmission(channel, worker.id, this.admission);
     serveLimits(channel, worker.id, this.limits);
+    if (this.responses) serveResponses(channel, worker.id, this.responses);
     channel.handle('metrics', () => this.metricsText());
   }
 
@@ -178,6 +193,7 @@ class Primary {
     link.channel.close();
     const places = this.admission.releaseWorker(link.worker.id);
     const leases = await this.limits.releaseWorker(link.worker.id);
+    this.responses?.releaseWorker(link.worker.id);
     const how = signal ? `signal ${signal}` : `code ${code}`;
     if (this.stopping) {
       if (code !== 0) this.exitCode = 1;
@@ -269,6 +285,7 @@ class Primary {
       if (refusal) this.logger.error(refusedMessage(refusal.refused));
       return;
     }
+    this.replaceRefusing(serving, outcomes);
     const restartKeys = keysNeedingRestart(this.running, next);
     const liveKeys = liveKeysChanged(this.running, next);
     applyLiveKeys(this.running, next);
@@ -284,17 +301,47 @@ class Primary {
   }
 
   /**
+   * Workers that refused a configuration the others applied (an engine that would not start in
+   * that process) would serve another one: each is named and drained, and the worker started in
+   * its place runs the configuration the others applied.
+   */
+  private replaceRefusing(serving: readonly WorkerLink[], outcomes: ReadonlyArray<WorkerReload | undefined>): void {
+    serving.forEach((link, index) => {
+      const outcome = outcomes[index];
+      if (outcome === undefined || !('refused' in outcome)) return;
+      this.logger.error(`Worker ${link.pid} refused the configuration the other workers applied; it is replaced by one that runs it. ${outcome.refused}`);
+      link.channel.notify('drain');
+    });
+  }
+
+  /**
    * Has one worker apply a configuration; resolves its changes, its refusal of the configuration,
-   * or undefined (logged) if it failed otherwise.
+   * or undefined (logged) if it failed otherwise or did not answer within `server.reloadTimeoutMs`
+   * (a stuck worker does not hold the reload: it applies it when it answers, and is told so).
    */
   private async reloadWorker(link: WorkerLink, config: unknown, version: number): Promise<WorkerReload | undefined> {
-    try {
-      const outcome = await link.channel.call<WorkerReload>('reload', { config });
+    const asked = Date.now();
+    const applied = link.channel.call<WorkerReload>('reload', { config }).then((outcome) => {
       if ('changes' in outcome) link.version = version;
       return outcome;
+    });
+    const timeoutMs = this.running.server.reloadTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+    try {
+      const outcome = await Promise.race([applied, late]);
+      if (outcome !== 'late') return outcome;
+      this.logger.error(`Worker ${link.pid} did not answer the reload within ${timeoutMs} ms (server.reloadTimeoutMs); it runs the configuration it had until it does.`);
+      applied.then(
+        (answer) => 'changes' in answer && this.logger.warn(`Worker ${link.pid} applied the configuration ${Date.now() - asked} ms after the reload.`),
+        () => undefined,
+      );
+      return undefined;
     } catch (error) {
       this.logger.error(`Worker ${link.pid} could not apply the configuration: ${(error as Error).message}`);
       return undefined;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -1,3 +1,5 @@
+import type { StoredEvent } from '../stored-responses/response-store.js';
+import type { WireError } from './ipc-channel.js';
 import type { ModelChanges } from '../models/model-registry.js';
 
 /** The primary's answer to a worker's `hello`: what to serve. */
@@ -27,4 +29,16 @@ export type WorkerReload = { changes: ModelChanges } | { refused: string };
 /** The primary's answer to a `reserve`: whether the ticket holds a slot already (else it is queued). */
 export interface ReserveAnswer {
   admitted: boolean;
+}
+
+/** Events of a followed log, primary to worker: those of one turn in one message. */
+export interface StoredEventsMessage {
+  subscription: number;
+  events: StoredEvent[];
+}
+
+/** The end of a worker's subscription to the primary's store: a follower's log ended (or failed), or a cancel came. */
+export interface SubscriptionEnd {
+  subscription: number;
+  error?: WireError;
 }

@@ -40,7 +40,7 @@ describe('auth.apiKeys sources', () => {
   });
 
   it('validates limits: a redis store needs a URL, limits need keys', () => {
-    expect(configProblemsOf({ auth: { apiKeys: ['k'], limits: { store: 'redis' } } })[0]).toMatch(/redisUrl must be a redis/);
+    expect(configProblemsOf({ auth: { apiKeys: ['k'], limits: { store: 'redis' } } })[0]).toMatch(/auth.limits.store is redis but no Redis is configured: set redis.url/);
     expect(configProblemsOf({ auth: { limits: { requestsPerMinute: 5 } } })).toEqual(['auth.limits applies per API key: set auth.apiKeys too']);
     const config = parseConfig({ auth: { apiKeys: ['k'], limits: { concurrentStreams: 2 } } });
     expect(config.auth.limits).toMatchObject({ concurrentStreams: 2, store: 'memory' });

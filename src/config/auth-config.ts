@@ -1,7 +1,8 @@
 import { Transform, Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Min, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
 import type { ApiKeyEntry } from './api-key-entries.js';
 import { isApiKeySource } from './api-key-sources.js';
+import { PartRedisConfig } from './redis-config.js';
 import { isNamedEntry, TenantLimitsConfig, toApiKeyEntries } from './tenant-config.js';
 
 export const LIMIT_STORES = ['memory', 'redis'] as const;
@@ -10,30 +11,36 @@ export type LimitStoreKind = (typeof LIMIT_STORES)[number];
 /**
  * Limits applied to each key without a name separately, and the defaults of named keys (see
  * TenantLimitsConfig), and where they are counted: `memory` in this process (with workers, the
- * primary's), `redis` shared by every gateway replica that points at the same Redis.
+ * primary's), `redis` shared by every gateway replica that points at the same Redis (`redis:`, or
+ * this part's own `redis`). When Redis fails, requests are let through without the limits.
  */
 export class KeyLimitsConfig extends TenantLimitsConfig {
   @IsIn(LIMIT_STORES)
   store: LimitStoreKind = 'memory';
 
-  /** `redis://[:password@]host:port[/db]`; required with `store: redis`. */
-  @ValidateIf((limits: KeyLimitsConfig) => limits.store === 'redis' || limits.redisUrl !== undefined)
+  /** This part's own Redis, over `redis:` (see PartRedisConfig); resolved once read when `store` is redis. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PartRedisConfig)
+  redis?: PartRedisConfig;
+
+  /** Deprecated: `redis.url` or `auth.limits.redis.url`. Taken as the latter, with a warning. */
+  @IsOptional()
   @IsString()
   @Matches(/^rediss?:\/\//, { message: 'redisUrl must be a redis:// or rediss:// URL' })
   redisUrl?: string;
 
-  /**
-   * How long a Redis limit command may take; past it the request is let through without the
-   * limit, and Redis is not asked again until it answers.
-   */
+  /** Deprecated: `redis.timeoutMs` or `auth.limits.redis.timeoutMs`. */
+  @IsOptional()
   @IsInt()
   @Min(1)
-  redisTimeoutMs: number = 200;
+  redisTimeoutMs?: number;
 
-  /** Prefix of every Redis key: gateways that must not share limits use different prefixes. */
+  /** Deprecated: `auth.limits.redis.keyPrefix` (this part's whole prefix), or `redis.keyPrefix`. */
+  @IsOptional()
   @IsString()
   @Matches(/^\S+$/, { message: 'redisKeyPrefix must not be empty or contain spaces' })
-  redisKeyPrefix: string = 'gantry:limits:';
+  redisKeyPrefix?: string;
 }
 
 /** Validates each `auth.apiKeys` entry: a key source, or a named key (whose fields are checked on their own, tenant-config.ts). */

@@ -34,20 +34,21 @@ describe('configuration changes (a reload)', () => {
       auth: {
         apiKeys: ['sk-a', { name: 'team', key: 'sk-b', weight: 3, limits: { tokensPerDay: 10 } }],
         protectMetrics: true,
-        limits: { tokensPerMinute: 500, store: 'redis', redisUrl: 'redis://10.0.0.9:6379' },
+        limits: { tokensPerMinute: 500, store: 'redis' },
       },
+      redis: { url: 'redis://10.0.0.9:6379' },
       responses: { store: 'off' },
     });
     expect(liveKeysChanged(running, next)).toEqual(['auth.apiKeys', 'auth.limits.tokensPerMinute', 'auth.protectMetrics']);
-    expect(keysNeedingRestart(running, next)).toEqual(['auth.limits.redisUrl', 'auth.limits.store']);
+    expect(keysNeedingRestart(running, next)).toEqual(['auth.limits.redis', 'auth.limits.store', 'redis.url']);
     applyLiveKeys(running, next);
     expect(running.auth.apiKeys).toBe(next.auth.apiKeys);
     expect(running.auth.protectMetrics).toBe(true);
     // The limit values apply; the store stays the one built at start.
     expect(running.auth.limits).toMatchObject({ tokensPerMinute: 500, store: 'memory' });
-    expect(running.auth.limits!.redisUrl).toBeUndefined();
+    expect(running.auth.limits!.redis).toBeUndefined();
     // Nothing left to apply, and the store's change still waits for a restart.
     expect(liveKeysChanged(running, next)).toEqual([]);
-    expect(keysNeedingRestart(running, next)).toEqual(['auth.limits.redisUrl', 'auth.limits.store']);
+    expect(keysNeedingRestart(running, next)).toEqual(['auth.limits.redis', 'auth.limits.store', 'redis.url']);
   });
 });

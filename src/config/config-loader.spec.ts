@@ -22,6 +22,9 @@ describe('configuration', () => {
     const model = config.models[0] as StubModelConfig;
     expect(model).toBeInstanceOf(StubModelConfig);
     expect(model).toMatchObject({ name: 'slow', prefillMs: 1000, tokenIntervalMs: 30, failWith: 'internal' });
+    // The admission defaults are the config class's, for every kind: a queue of 1024, no concurrency limit of its own.
+    expect(model).toMatchObject({ maxQueue: 1024, queueOrder: 'fair' });
+    expect(model.maxConcurrency).toBeUndefined();
   });
 
   it('reads an http model with its timeouts and pool defaults, and names a bad upstream', () => {

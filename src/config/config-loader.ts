@@ -5,10 +5,11 @@ import { parse as parseYaml } from 'yaml';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
 import { resolveApiKeyEntries } from './api-key-entries.js';
 import { ConfigError } from './config-error.js';
+import { recordWarnings } from './config-warnings.js';
 import { GatewayConfig } from './gateway-config.js';
 import { modelEntriesOf, modelsByKind, type ModelKind } from './model-entries.js';
+import { resolveRedisParts } from './redis-parts.js';
 import { namedKeyProblems } from './tenant-config.js';
-import { workerCount } from './server-config.js';
 
 /** How a configuration is read: at start, or again by a reload. */
 export interface LoadOptions {
@@ -78,8 +79,9 @@ export function configFromText(text: string | undefined, sources: ConfigSources,
 
 /**
  * Validates a plain object (a parsed YAML document) into a GatewayConfig; API key references must
- * resolve. With `kinds`, each model entry is validated by its kind too (see `modelsByKind`);
- * without, only the keys every entry has.
+ * resolve. Each part on Redis gets its Redis resolved (`resolveRedisParts`; deprecated keys are
+ * recorded as `startWarnings`). With `kinds`, each model entry is validated by its kind too (see
+ * `modelsByKind`); without, only the keys every entry has.
  */
 export function parseConfig(raw: unknown, origin = 'config', kinds?: readonly ModelKind[]): GatewayConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
@@ -99,24 +101,10 @@ export function parseConfig(raw: unknown, origin = 'config', kinds?: readonly Mo
   if (config.auth.limits !== undefined && config.auth.apiKeys.length === 0) {
     problems.push('auth.limits applies per API key: set auth.apiKeys too');
   }
-  problems.push(...responseStoreWorkerProblems(config));
+  const redis = resolveRedisParts(config);
+  problems.push(...redis.problems);
   if (problems.length > 0) throw new ConfigError(origin, problems);
   if (kinds !== undefined) config.models = modelsByKind(config.models, kinds, { origin, server: config.server });
+  recordWarnings(config, redis.warnings);
   return config;
-}
-
-/**
- * The memory response store lives in the process that keeps it: with several workers each would
- * have its own, and a response kept by one would be unknown to the others (a `GET` or a
- * `previous_response_id` would find it or not depending on the connection). Refused, the
- * default included, so that no client meets that.
- */
-function responseStoreWorkerProblems(config: GatewayConfig): string[] {
-  const workers = workerCount(config.server);
-  if (workers <= 1 || config.responses.store !== 'memory') return [];
-  return [
-    `responses.store: memory (the default) keeps stored responses in one process: with server.workers ${workers} each worker would ` +
-      'keep its own, and a response kept by one would not be found by another. Set responses.store: redis (shared by every worker and ' +
-      'replica), or off.',
-  ];
 }

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsArray, IsIn, IsInt, IsString, Min, ValidateNested } from 'class-validator';
 import { AuthConfig } from './auth-config.js';
 import { ObservabilityConfig } from './observability-config.js';
+import { RedisConfig } from './redis-config.js';
 import { ResponsesConfig } from './responses-config.js';
 import { LimitsConfig, ServerConfig, ShutdownConfig } from './server-config.js';
 import type { ModelConfig } from './model-config.js';
@@ -42,6 +43,11 @@ export class GatewayConfig {
   @ValidateNested()
   @Type(() => ResponsesConfig)
   responses: ResponsesConfig = new ResponsesConfig();
+
+  /** The Redis of every part with `store: redis` (limits, stored responses), unless the part sets its own. */
+  @ValidateNested()
+  @Type(() => RedisConfig)
+  redis: RedisConfig = new RedisConfig();
 
   /** Nest modules loaded at start (paths to ES modules whose default export is the module class). */
   @IsArray()

@@ -18,19 +18,25 @@ export class ModelConfigBase {
   @IsNotEmpty()
   engine!: string;
 
-  /** Requests running on the engine at once; more wait in the queue. Unlimited by default. */
+  /**
+   * Requests running on the engine at once; more wait in the queue. Unset: the engine's own limit,
+   * which is none for `stub` and `http` (every request goes to the engine at once, and an HTTP
+   * upstream queues them itself), and the context's `sequences` for `llama`.
+   */
   @IsOptional()
   @IsInt()
   @Min(1)
   maxConcurrency?: number;
 
-  /** Requests allowed to wait for a slot; past it, requests are refused before their stream opens. */
-  @IsOptional()
+  /**
+   * Requests allowed to wait for a slot (with `maxConcurrency`, or an engine limit); past it,
+   * requests are refused (429) before their stream opens.
+   */
   @IsInt()
   @Min(0)
-  maxQueue?: number;
+  maxQueue: number = 1024;
 
-  /** How long a request may wait in the queue before it fails in-band. */
+  /** How long a request may wait in the queue before it fails in-band. Unset: as long as it takes. */
   @IsOptional()
   @IsInt()
   @Min(1)

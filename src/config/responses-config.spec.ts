@@ -28,22 +28,22 @@ describe('the responses section', () => {
       maxEventsPerResponse: 100_000,
       maxStoredBytes: 256 * 1024 * 1024,
       maxResolvedInputBytes: 16 * 1024 * 1024,
-      redisTimeoutMs: 1_000,
-      redisKeyPrefix: 'gantry:responses:',
     });
-    expect(parseConfig({}).responses.redisUrl).toBeUndefined();
+    expect(parseConfig({}).responses.redis).toBeUndefined();
   });
 
-  it('takes a shared Redis store, or none', () => {
-    const redis = parseConfig({ responses: { store: 'redis', redisUrl: 'redis://10.0.0.9:6379', ttlSeconds: 3_600, redisTimeoutMs: 250 } });
-    expect(redis.responses).toMatchObject({ store: 'redis', redisUrl: 'redis://10.0.0.9:6379', ttlSeconds: 3_600, redisTimeoutMs: 250 });
+  it('takes a shared Redis store (the redis section), or none', () => {
+    const redis = parseConfig({ redis: { url: 'redis://10.0.0.9:6379' }, responses: { store: 'redis', ttlSeconds: 3_600 } });
+    expect(redis.responses).toMatchObject({ store: 'redis', ttlSeconds: 3_600, redis: { url: 'redis://10.0.0.9:6379', keyPrefix: 'gantry:responses:', timeoutMs: 1_000 } });
     expect(parseConfig({ responses: { store: 'off' } }).responses.store).toBe('off');
   });
 
   it('refuses a Redis store without a redis:// URL', () => {
-    expect(configProblemsOf({ responses: { store: 'redis' } })).toEqual(['responses.redisUrl is required with store: redis (redis://host:6379 or rediss://...)']);
-    expect(configProblemsOf({ responses: { store: 'redis', redisUrl: 'http://10.0.0.9:6379' } })).toEqual([
-      'responses.redisUrl must be a redis:// or rediss:// URL',
+    expect(configProblemsOf({ responses: { store: 'redis' } })).toEqual([
+      'responses.store is redis but no Redis is configured: set redis.url (redis://host:6379 or rediss://...), or responses.redis.url',
+    ]);
+    expect(configProblemsOf({ redis: { url: 'http://10.0.0.9:6379' }, responses: { store: 'redis' } })).toEqual([
+      'redis.url must be a redis:// or rediss:// URL (redis://[:password@]host:port[/db])',
     ]);
   });
 

@@ -1,4 +1,6 @@
-import { IsIn, IsInt, IsOptional, IsString, Matches, Min, MinLength, ValidateIf } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Min, MinLength, ValidateNested } from 'class-validator';
+import { PartRedisConfig } from './redis-config.js';
 
 export const RESPONSE_STORES = ['memory', 'redis', 'off'] as const;
 export type ResponseStoreKind = (typeof RESPONSE_STORES)[number];
@@ -25,13 +27,18 @@ export class ResponsesConfig {
   @IsIn(RESPONSE_STORES)
   store: ResponseStoreKind = 'memory';
 
-  /** `redis://[:password@]host:port[/db]`; required with `store: redis`. */
-  @ValidateIf((responses: ResponsesConfig) => responses.store === 'redis' || responses.redisUrl !== undefined)
-  // One rule with two messages, so an absent URL reads as one problem, not three.
-  @Matches(/^rediss?:\/\//, {
-    message: ({ value }) =>
-      value === undefined ? 'redisUrl is required with store: redis (redis://host:6379 or rediss://...)' : 'redisUrl must be a redis:// or rediss:// URL',
-  })
+  /**
+   * This part's own Redis, over `redis:` (see PartRedisConfig); resolved once read when `store` is
+   * redis. When Redis fails, the requests that need the store fail (503).
+   */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PartRedisConfig)
+  redis?: PartRedisConfig;
+
+  /** Deprecated: `redis.url` or `responses.redis.url`. Taken as the latter, with a warning. */
+  @IsOptional()
+  @Matches(/^rediss?:\/\//, { message: 'redisUrl must be a redis:// or rediss:// URL' })
   redisUrl?: string;
 
   /** A stored response, its items and its events are forgotten this long after their last write. */
@@ -62,13 +69,15 @@ export class ResponsesConfig {
   @Min(1024, { message: 'maxResolvedInputBytes must be at least 1024' })
   maxResolvedInputBytes: number = 16 * MIB;
 
-  /** How long a Redis command may take; past it the call fails (a 503 for the client). */
+  /** Deprecated: `redis.timeoutMs` or `responses.redis.timeoutMs`. */
+  @IsOptional()
   @IsInt()
   @Min(10)
-  redisTimeoutMs: number = 1_000;
+  redisTimeoutMs?: number;
 
-  /** Prefix of every Redis key and channel: gateways that must not share responses use different ones. */
+  /** Deprecated: `responses.redis.keyPrefix` (this part's whole prefix), or `redis.keyPrefix`. */
+  @IsOptional()
   @IsString()
   @Matches(/^\S+$/, { message: 'redisKeyPrefix must not be empty or contain spaces' })
-  redisKeyPrefix: string = 'gantry:responses:';
+  redisKeyPrefix?: string;
 }

@@ -61,6 +61,15 @@ export class ServerConfig {
    */
   @IsWorkerCount()
   workers: number | 'auto' = 1;
+
+  /**
+   * With workers, how long a reload waits for each worker to apply it. A worker that has not
+   * answered by then (stuck, or stopped) is named in an error and left to apply it when it can;
+   * the reload goes on with the others.
+   */
+  @IsInt()
+  @Min(1)
+  reloadTimeoutMs: number = 30_000;
 }
 
 /** The most workers one instance runs; beyond, something is wrong with the number. */

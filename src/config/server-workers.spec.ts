@@ -5,9 +5,8 @@ import { workerCount } from './server-config.js';
 describe('server.workers', () => {
   it('is one process by default, a number, or auto (one per available core)', () => {
     expect(parseConfig({}).server.workers).toBe(1);
-    const unstored = { responses: { store: 'off' } };
-    expect(workerCount(parseConfig({ server: { workers: 3 }, ...unstored }).server)).toBe(3);
-    expect(workerCount(parseConfig({ server: { workers: 'auto' }, ...unstored }).server, 6)).toBe(6);
+    expect(workerCount(parseConfig({ server: { workers: 3 } }).server)).toBe(3);
+    expect(workerCount(parseConfig({ server: { workers: 'auto' } }).server, 6)).toBe(6);
     expect(workerCount({ workers: 'auto' }, 1)).toBe(1);
   });
 
@@ -20,19 +19,15 @@ describe('server.workers', () => {
   it('refuses a llama model with more than one worker, saying why and what to do instead', () => {
     const llama = { name: 'local', engine: 'llama', modelPath: './m.gguf', threads: 1 };
     expect(parseConfig({ server: { workers: 1 }, models: [llama] }).models).toHaveLength(1);
-    const problems = configProblemsOf({ server: { workers: 2 }, responses: { store: 'off' }, models: [{ name: 'stub', engine: 'stub' }, llama] });
+    const problems = configProblemsOf({ server: { workers: 2 }, models: [{ name: 'stub', engine: 'stub' }, llama] });
     expect(problems).toEqual([
       "models: 'local' runs on the llama engine, which loads the model into each worker process: with server.workers 2 it would be " +
         'loaded 2 times. Serve llama models with server.workers: 1, or from a server of their own as an http model.',
     ]);
   });
 
-  it('refuses the memory response store (the default) with more than one worker, and takes redis or off', () => {
-    expect(configProblemsOf({ server: { workers: 2 } })).toEqual([
-      'responses.store: memory (the default) keeps stored responses in one process: with server.workers 2 each worker would keep its own, ' +
-        'and a response kept by one would not be found by another. Set responses.store: redis (shared by every worker and replica), or off.',
-    ]);
-    expect(parseConfig({ server: { workers: 2 }, responses: { store: 'redis', redisUrl: 'redis://127.0.0.1:6379' } }).responses.store).toBe('redis');
-    expect(parseConfig({ server: { workers: 1 } }).responses.store).toBe('memory');
+  it('takes every response store with workers, the memory one (the default) included: the primary keeps it for the instance', () => {
+    expect(parseConfig({ server: { workers: 'auto' } }).responses.store).toBe('memory');
+    expect(parseConfig({ server: { workers: 2 }, responses: { store: 'off' } }).responses.store).toBe('off');
   });
 });

@@ -33,6 +33,9 @@ export abstract class InferenceEngine {
   /**
    * Requests the engine can work on at once, used as the admission limit when the model's config
    * sets no `maxConcurrency` (the llama engine: its context sequences). Unlimited by default.
+   * With `server.workers` above 1 the primary, which builds no engine, decides admission for the
+   * instance and does not read it: a kind that relies on it is `singleProcess`, or its models set
+   * `maxConcurrency`.
    */
   get defaultMaxConcurrency(): number {
     return Number.POSITIVE_INFINITY;

@@ -6,7 +6,7 @@ import { KeyLimiter } from '../auth/key-limiter.js';
 import { MemoryLimitStore } from '../auth/memory-limit-store.js';
 import { parseConfig } from '../config/config-loader.js';
 import type { GatewayConfig } from '../config/gateway-config.js';
-import type { ModelConfig } from '../config/model-config.js';
+import { ModelConfigBase, type ModelConfig } from '../config/model-config.js';
 import { makeTimings, type EngineEvent } from '../engine/engine-event.js';
 import { InferenceEngine } from '../engine/inference-engine.js';
 import { ModelRegistry } from '../models/model-registry.js';
@@ -33,9 +33,11 @@ class ManualEngine extends InferenceEngine {
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
+/** A model entry with the defaults of the keys every entry has, as the configuration gives it. */
+const modelConfig = (fields: Partial<ModelConfig> & Record<string, unknown>): ModelConfig => Object.assign(new ModelConfigBase(), fields);
 
 function serviceWith(engine: InferenceEngine, model: Partial<ModelConfig> = {}) {
-  const config = { name: 'manual', engine: 'stub', maxConcurrency: 1, ...model } as ModelConfig;
+  const config = modelConfig({ name: 'manual', engine: 'stub', maxConcurrency: 1, ...model });
   return new GenerationService(new ModelRegistry([{ config, engine }]), { limits: {} } as GatewayConfig);
 }
 
@@ -110,7 +112,7 @@ describe('GenerationService and hidden reasoning', () => {
 });
 
 describe('GenerationService across a reload', () => {
-  const manual = (name: string) => ({ name, engine: 'stub' }) as ModelConfig;
+  const manual = (name: string) => modelConfig({ name, engine: 'stub' });
 
   it('keeps an accepted request on the engine it was accepted on; the next one gets the new engine, and the old one closes after the first ends', async () => {
     const before = new ManualEngine(11);
@@ -120,7 +122,7 @@ describe('GenerationService across a reload', () => {
     const request = generationRequest({ model: 'm' });
     const early = await service.accept(request, { telemetry: new GenerationTelemetry('messages'), stream: true });
 
-    await registry.apply([{ ...manual('m'), prefillMs: 1 } as ModelConfig], async () => after);
+    await registry.apply([modelConfig({ ...manual('m'), prefillMs: 1 })], async () => after);
 
     expect(await service.countPromptTokens(request)).toBe(11);
     const seen: string[] = [];
@@ -153,7 +155,7 @@ describe('GenerationService across a reload', () => {
       throw new Error('the tokenizer failed');
     };
 
-    await registry.apply([{ ...manual('m'), prefillMs: 1 } as ModelConfig], async () => new ManualEngine());
+    await registry.apply([modelConfig({ ...manual('m'), prefillMs: 1 })], async () => new ManualEngine());
     abandoned.abandon();
     abandoned.abandon();
     await settle();
@@ -173,8 +175,8 @@ describe('GenerationService and the caller’s tenant', () => {
   const caller = ApiKeyRing.fromConfig(config.auth).callerOf('sk-team')!;
   const models = (engine: InferenceEngine) =>
     new ModelRegistry([
-      { config: { name: 'manual', engine: 'stub', maxConcurrency: 1 } as ModelConfig, engine },
-      { config: { name: 'other', engine: 'stub' } as ModelConfig, engine },
+      { config: modelConfig({ name: 'manual', engine: 'stub', maxConcurrency: 1 }), engine },
+      { config: modelConfig({ name: 'other', engine: 'stub' }), engine },
     ]);
 
   it('answers a model the tenant may not use as an unknown one, and queues its background run after its interactive request', async () => {

@@ -103,7 +103,7 @@ export class GenerationService {
       throw error;
     }
     try {
-      // Runs the interceptors' onAccepted hooks (plugin code): a throw must not keep the place.
+      // Runs the GenerationHooks' onAccepted (plugin code): a throw must not keep the place.
       telemetry.markAccepted({ model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
     } catch (error) {
       ticket.release();

@@ -7,8 +7,6 @@ import type { InferenceEngine } from '../engine/inference-engine.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { EngineSlot } from './engine-slot.js';
 
-const DEFAULT_MAX_QUEUE = 1024;
-
 /** The keys of a model entry that only its admission and request limits read, not its engine. */
 const ADMISSION_KEYS = new Set(['maxConcurrency', 'maxQueue', 'queueTimeoutMs', 'queueOrder', 'maxTokensLimit']);
 
@@ -52,7 +50,7 @@ export class ModelRuntime {
 export function admissionLimitsOf(config: ModelConfig, engineMaxConcurrency = Number.POSITIVE_INFINITY): AdmissionLimits {
   return {
     maxConcurrency: config.maxConcurrency ?? engineMaxConcurrency,
-    maxQueue: config.maxQueue ?? DEFAULT_MAX_QUEUE,
+    maxQueue: config.maxQueue,
     queueTimeoutMs: config.queueTimeoutMs,
     order: config.queueOrder,
   };

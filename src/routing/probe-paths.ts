@@ -15,12 +15,3 @@ export function isProbePath(path: string): boolean {
 export function isMetricsPath(path: string): boolean {
   return path === METRICS_PATH;
 }
-
-/**
- * A stored response's own routes (`GET`, `DELETE`, `input_items`, `cancel` under
- * `/v1/responses/{id}`): they read or stop what a generation made, and hold no stream slot of
- * their key (a background run holds its own, and its client must still be able to poll it).
- */
-export function isStoredResponsePath(path: string): boolean {
-  return path.startsWith('/v1/responses/');
-}

@@ -28,7 +28,7 @@ export interface StartedRun {
   /** Settles once the opening events are in the log: a follower can attach. */
   opened: Promise<void>;
   /**
-   * The run's engine events as they pass, for the request's interceptors (metrics, traces, logs
+   * The run's engine events as they pass, for the request's GenerationHooks (metrics, traces, logs
    * see a background request end when its run does). Kept from the start until subscribed.
    */
   events$: Observable<EngineEvent>;

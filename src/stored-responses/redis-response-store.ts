@@ -1,5 +1,6 @@
 import { Redis, ReplyError } from 'ioredis';
 import { Observable } from 'rxjs';
+import { RESPONSES_REDIS } from '../config/redis-parts.js';
 import { ResponsesConfig } from '../config/responses-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { eventsDropped, firstWanted, fitBatch, noEventLog, outputItemsOf, storeUnavailable } from './event-log-rules.js';
@@ -209,11 +210,11 @@ export class RedisResponseStore implements ResponseStore {
   private closed = false;
 
   constructor(url: string, options: RedisResponseStoreOptions = {}) {
-    this.prefix = options.prefix ?? DEFAULTS.redisKeyPrefix;
+    this.prefix = options.prefix ?? RESPONSES_REDIS.keyPrefix;
     this.ttlMs = (options.ttlSeconds ?? DEFAULTS.ttlSeconds) * 1000;
     this.slackMs = Math.min(1_000, Math.floor(this.ttlMs / 10));
     this.maxEvents = options.maxEventsPerResponse ?? DEFAULTS.maxEventsPerResponse;
-    this.timeoutMs = options.commandTimeoutMs ?? DEFAULTS.redisTimeoutMs;
+    this.timeoutMs = options.commandTimeoutMs ?? RESPONSES_REDIS.timeoutMs;
     this.readBatch = options.readBatch ?? 1_000;
     this.redis = this.connect(url, 'gantry-responses');
     this.subscriber = this.connect(url, 'gantry-responses-subscriber');

@@ -106,3 +106,23 @@ export interface ResponseStore {
 
   close(): Promise<void>;
 }
+
+/**
+ * The store that `store: memory` uses when the instance shares one (a worker of several: the
+ * primary's, over its IPC link); absent in a single process, which keeps a MemoryResponseStore.
+ * A class, so that it can be Nest's token.
+ */
+export abstract class InstanceResponseStore implements ResponseStore {
+  readonly kind = 'memory' as const;
+  abstract create(record: StoredResponse): Promise<void>;
+  abstract update(response: ResponseObject): Promise<boolean>;
+  abstract get(id: string): Promise<StoredResponse | undefined>;
+  abstract items(ids: readonly string[], maxBytes?: number): Promise<Map<string, StoredItem>>;
+  abstract delete(id: string): Promise<boolean>;
+  abstract append(id: string, events: readonly StoredEvent[], final: boolean): Promise<void>;
+  abstract events(id: string, after: number): Observable<StoredEvent>;
+  abstract requestCancel(id: string): Promise<void>;
+  abstract cancelRequests(id: string): Observable<void>;
+  abstract onFailure(listener: (operation: ResponseStoreOperation, error: Error) => void): void;
+  abstract close(): Promise<void>;
+}

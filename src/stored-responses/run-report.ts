@@ -5,7 +5,7 @@ import { countersOf, type EngineEvent, isOutput, NO_TIMINGS } from '../engine/en
 export const MAX_UNREPORTED = 1024;
 
 /**
- * A background run's engine events for its request's interceptors (and its telemetry, which the
+ * A background run's engine events for its request's GenerationHooks (and its telemetry, which the
  * pipeline folds them into): passed on as they come once someone listens, kept until then;
  * ended when the run's events end, or when it is cancelled. Past the bound, early output events
  * are dropped, but the latest other event (usage, the finish) is kept, the counters of a dropped

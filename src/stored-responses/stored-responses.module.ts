@@ -6,20 +6,24 @@ import { LifecycleService } from '../lifecycle/lifecycle.service.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { BackgroundRuns } from './background-runs.js';
 import { createResponseStore } from './create-response-store.js';
+import { InstanceResponseStore } from './response-store.js';
 import { StoredResponses } from './stored-responses.js';
 
 /** After a drain deadline, how long a follower waits for its run's last events (a run cut there ends at once). */
 const FOLLOWER_GRACE_MS = 1_000;
 
-/** The Responses store chosen by `responses.store`, what reads and keeps through it, and the background runs. */
+/**
+ * The Responses store chosen by `responses.store` (with `memory`, the instance's when a worker of
+ * several provides one), what reads and keeps through it, and the background runs.
+ */
 @Global()
 @Module({
   providers: [
     {
       provide: StoredResponses,
-      inject: [GatewayConfig, GantryMetrics, ApiKeyRing, LifecycleService],
-      useFactory: (config: GatewayConfig, metrics: GantryMetrics, keys: ApiKeyRing, lifecycle: LifecycleService) =>
-        new StoredResponses(createResponseStore(config.responses), metrics, keys, {
+      inject: [GatewayConfig, GantryMetrics, ApiKeyRing, LifecycleService, { token: InstanceResponseStore, optional: true }],
+      useFactory: (config: GatewayConfig, metrics: GantryMetrics, keys: ApiKeyRing, lifecycle: LifecycleService, instance: InstanceResponseStore | undefined) =>
+        new StoredResponses(createResponseStore(config.responses, instance), metrics, keys, {
           keepaliveIntervalMs: config.keepalive.intervalMs,
           ttlSeconds: config.responses.ttlSeconds,
           maxResolvedInputBytes: config.responses.maxResolvedInputBytes,

@@ -290,10 +290,10 @@ describe.skipIf(REDIS_URL === undefined)('per-key limits shared by two replicas 
 
   beforeAll(async () => {
     // Both replicas count under one fresh prefix, so reruns never see old windows.
-    const redisKeyPrefix = `gantry-e2e:${Date.now()}:`;
     const config = {
       keepalive: { intervalMs: 50 },
-      auth: { apiKeys: [key], limits: { requestsPerMinute: 6, concurrentStreams: 1, store: 'redis', redisUrl: REDIS_URL, redisKeyPrefix } },
+      redis: { url: REDIS_URL, keyPrefix: `gantry-e2e:${Date.now()}:` },
+      auth: { apiKeys: [key], limits: { requestsPerMinute: 6, concurrentStreams: 1, store: 'redis' } },
       models: [{ name: 'slow', engine: 'stub', tokenIntervalMs: 50 }],
     };
     replicas = await Promise.all([startGateway(config), startGateway(config)]);

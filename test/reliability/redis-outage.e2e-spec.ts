@@ -13,6 +13,8 @@ import { REDIS_SERVER, RedisProcess } from '../support/redis-process.js';
 // One key per test, so that what one outage leaves behind cannot show up in the other.
 const PAUSED_KEY = 'sk-gantry-outage-paused-7d1e';
 const RESTARTED_KEY = 'sk-gantry-outage-restarted-0b3a';
+// A tenant with a token budget it spends at once: refused while Redis answers, let through while it does not.
+const BUDGET_KEY = 'sk-gantry-outage-budget-5c9f';
 const MAX_STREAMS = 4;
 const LONG_PROMPT = Array.from({ length: 400 }, (_, index) => `w${index}`).join(' ');
 
@@ -82,15 +84,25 @@ function openStream(baseUrl: string, key: string): Promise<OpenStream> {
   });
 }
 
-/** A quick non-streaming request of the key; resolves with its status. */
-async function quickRequest(baseUrl: string, key: string): Promise<number> {
+/** A quick non-streaming request of the key; resolves with its status, and a refusal's error code. */
+async function quickAnswer(baseUrl: string, key: string): Promise<{ status: number; code?: string }> {
   const response = await fetch(`${baseUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     body: JSON.stringify({ model: 'quick', messages: [{ role: 'user', content: 'hi' }] }),
   });
-  await response.arrayBuffer();
-  return response.status;
+  const body = (await response.json()) as { error?: { code?: string } };
+  return { status: response.status, code: body.error?.code };
+}
+
+async function quickRequest(baseUrl: string, key: string): Promise<number> {
+  return (await quickAnswer(baseUrl, key)).status;
+}
+
+/** Whether the budgeted tenant is refused for its spent tokens, on every replica. */
+async function budgetSpent(replicas: RunningGateway[]): Promise<boolean> {
+  const answers = await Promise.all(replicas.map((replica) => quickAnswer(replica.url, BUDGET_KEY)));
+  return answers.every((answer) => answer.status === 429 && answer.code === 'token_limit_exceeded');
 }
 
 /**
@@ -206,7 +218,11 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
 
     beforeAll(async () => {
       const config = {
-        auth: { apiKeys: [PAUSED_KEY, RESTARTED_KEY], limits: { concurrentStreams: MAX_STREAMS, store: 'redis', redisUrl: redis.url, redisKeyPrefix: `gantry-outage:${Date.now()}:` } },
+        redis: { url: redis.url, keyPrefix: `gantry-outage:${Date.now()}:` },
+        auth: {
+          apiKeys: [PAUSED_KEY, RESTARTED_KEY, { name: 'budgeted', key: BUDGET_KEY, limits: { tokensPerMinute: 1 } }],
+          limits: { concurrentStreams: MAX_STREAMS, store: 'redis' },
+        },
         models: [
           { name: 'slow', engine: 'stub', tokenIntervalMs: 100 },
           { name: 'quick', engine: 'stub' },
@@ -214,6 +230,9 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
       };
       replicas = await Promise.all([startGateway(config), startGateway(config)]);
       for (const key of [PAUSED_KEY, RESTARTED_KEY]) expect((await untilEnforced(replicas, key)).admitted).toBe(MAX_STREAMS);
+      // The budgeted tenant's first answer (2 tokens) spends its minute's budget of 1, on both replicas (one Redis).
+      expect(await quickRequest(replicas[0].url, BUDGET_KEY)).toBe(200);
+      expect(await eventuallyAsync(() => budgetSpent(replicas))).toBe(true);
     });
 
     afterAll(async () => {
@@ -237,6 +256,8 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
         const during = await Promise.all(Array.from({ length: 6 }, (_, index) => openStream(replicas[index % 2].url, PAUSED_KEY)));
         for (const stream of during) stream.close();
         statuses.push(...during.map((stream) => stream.status));
+        // The spent token budget cannot be read: the tenant is let through too (failing open).
+        for (let index = 0; index < 4; index += 1) statuses.push(await quickRequest(replicas[index % 2].url, BUDGET_KEY));
         pausedMs = Date.now() - started;
       } finally {
         redis.resume();
@@ -246,9 +267,11 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
       const afterResume = await openStream(replicas[1].url, PAUSED_KEY);
       afterResume.close();
       expect({ status: afterResume.status, code: afterResume.code }).toEqual({ status: 200, code: undefined });
-      expect.soft(statuses).toEqual(Array.from({ length: 22 }, () => 200));
-      // 22 requests met a paused Redis: a short timeout at most each, not seconds.
+      expect.soft(statuses).toEqual(Array.from({ length: 26 }, () => 200));
+      // 26 requests met a paused Redis: a short timeout at most each, not seconds.
       expect.soft(pausedMs).toBeLessThan(5_000);
+      // The budget applies again: what was spent before the pause still counts.
+      expect(await eventuallyAsync(() => budgetSpent(replicas))).toBe(true);
 
       const enforced = await untilEnforced(replicas, PAUSED_KEY);
       expect(enforced.admitted).toBe(MAX_STREAMS);
@@ -258,6 +281,7 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
       for (const replica of replicas) {
         const samples = await scrape(replica.url);
         expect(valueOf(samples, 'gantry_limit_store_errors_total', { operation: 'acquire' })).toBeGreaterThanOrEqual(1);
+        expect(valueOf(samples, 'gantry_limit_store_errors_total', { operation: 'peek' })).toBeGreaterThanOrEqual(1);
       }
     }, 60_000);
 

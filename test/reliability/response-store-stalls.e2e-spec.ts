@@ -5,6 +5,7 @@ import { freePort } from '../../apps/bench/loopback.js';
 import { LifecycleService } from '../../src/lifecycle/lifecycle.service.js';
 import { eventuallyAsync, startGateway, type RunningGateway } from '../support/gateway.js';
 import { scrape, valueOf } from '../support/prometheus.js';
+import { startCli, writeConfig } from '../support/cli-process.js';
 import { resettablePost } from '../support/raw-http.js';
 import { REDIS_SERVER, RedisProcess } from '../support/redis-process.js';
 
@@ -31,7 +32,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background responses through a resp
     return startGateway({
       auth: { apiKeys: [KEY], limits },
       responses:
-        responses === 'memory' ? { store: 'memory' } : { store: 'redis', redisUrl: responsesRedis.url, redisKeyPrefix: `gantry-stall:${Date.now()}:`, redisTimeoutMs: 20_000 },
+        responses === 'memory' ? { store: 'memory' } : { store: 'redis', redis: { url: responsesRedis.url, keyPrefix: `gantry-stall:${Date.now()}:`, timeoutMs: 20_000 } },
       models: [
         { name: 'stuck', engine: 'stub', prefillMs: 600_000 },
         { name: 'slow', engine: 'stub', tokenIntervalMs: 100 },
@@ -39,15 +40,54 @@ describe.skipIf(REDIS_SERVER === undefined)('background responses through a resp
     });
   }
 
-  for (const [store, limits] of [
-    ['memory', {}],
-    ['redis', { store: 'redis', redisKeyPrefix: `gantry-stall-limits:${Date.now()}:` }],
+  /**
+   * The same gateway as `server.workers: 2` (the CLI; the primary counts the key's slots for the
+   * instance, `store: memory`), its Redis response store on the stalling Redis.
+   */
+  async function backgroundWorkers(): Promise<{ url: string; close: () => Promise<void> }> {
+    const file = writeConfig(`server: { workers: 2 }
+shutdown: { drainMs: 100 }
+auth: { apiKeys: [${KEY}], limits: { concurrentStreams: 1 } }
+responses: { store: redis, redis: { url: "${responsesRedis.url}", keyPrefix: "gantry-stall-workers:${Date.now()}:", timeoutMs: 20000 } }
+models:
+  - { name: stuck, engine: stub, prefillMs: 600000 }
+`);
+    const cli = startCli(['--config', file, '--port', '0']);
+    const url = await cli.listening;
+    return {
+      url,
+      close: async () => {
+        cli.child.kill('SIGKILL');
+        await cli.exited;
+      },
+    };
+  }
+
+  for (const [store, limits, processes] of [
+    ['memory', {}, 'one process'],
+    ['redis', { store: 'redis', redis: { keyPrefix: `gantry-stall-limits:${Date.now()}:` } }, 'one process'],
+    // Each worker runs the same gateway, but its slots are the primary's and its requests land on either worker.
+    ['memory', {}, 'server.workers: 2'],
   ] as const) {
-    it(`holds a key to its one stream slot when background clients reset while their response is kept (${store} limit store)`, async () => {
-      const gateway = await backgroundGateway({ concurrentStreams: 1, ...limits, ...(store === 'redis' ? { redisUrl: limitsRedis.url } : {}) });
-      const stuck = gateway.registry.resolve('stuck').admission;
+    it(`holds a key to its one stream slot when background clients reset while their response is kept (${store} limit store, ${processes})`, async () => {
+      const workers = processes !== 'one process';
+      const gateway = workers
+        ? await backgroundWorkers()
+        : await backgroundGateway({
+            concurrentStreams: 1,
+            ...limits,
+            ...(store === 'redis' ? { redis: { ...(limits as { redis: object }).redis, url: limitsRedis.url } } : {}),
+          }).then((running) => ({
+            url: running.url,
+            close: () => {
+              running.app.get(LifecycleService).endStreamsNow();
+              return running.close();
+            },
+          }));
       const port = Number(new URL(gateway.url).port);
-      const accepted = async () => valueOf(await scrape(gateway.url), 'gantry_active_requests', { model: 'stuck' });
+      // The instance's series, summed over the workers with server.workers.
+      const gauge = async (name: string) => valueOf(await scrape(gateway.url), name, { model: 'stuck' });
+      const accepted = () => gauge('gantry_active_requests');
       const statuses: number[] = [];
       try {
         await responsesRedis.pause();
@@ -67,10 +107,9 @@ describe.skipIf(REDIS_SERVER === undefined)('background responses through a resp
         }
         // The writes land: one run at most, whatever the clients did meanwhile.
         expect(await eventuallyAsync(async () => (await accepted()) <= 1, 25_000)).toBe(true);
-        expect(stuck.running).toBeLessThanOrEqual(1);
+        expect(await gauge('gantry_running_requests')).toBeLessThanOrEqual(1);
         expect(statuses.filter((status) => status === 429)).toHaveLength(4);
       } finally {
-        gateway.app.get(LifecycleService).endStreamsNow();
         await gateway.close();
       }
     }, 60_000);
@@ -78,7 +117,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background responses through a resp
 
   it('starts no run for a background client that reset while its key was checked (the limit store stalls)', async () => {
     const gateway = await backgroundGateway(
-      { concurrentStreams: 1, store: 'redis', redisUrl: limitsRedis.url, redisKeyPrefix: `gantry-gone:${Date.now()}:`, redisTimeoutMs: 20_000 },
+      { concurrentStreams: 1, store: 'redis', redis: { url: limitsRedis.url, keyPrefix: `gantry-gone:${Date.now()}:`, timeoutMs: 20_000 } },
       'memory',
     );
     const port = Number(new URL(gateway.url).port);
@@ -123,7 +162,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background runs through a Redis sta
     await redis.start();
     const config = {
       keepalive: { intervalMs: 100 },
-      responses: { store: 'redis', redisUrl: redis.url, redisKeyPrefix: prefix, redisTimeoutMs: 200 },
+      responses: { store: 'redis', redis: { url: redis.url, keyPrefix: prefix, timeoutMs: 200 } },
       models: [{ name: 'stuck', engine: 'stub', prefillMs: 600_000 }],
     };
     replicas = await Promise.all([startGateway(config), startGateway(config), startGateway(config)]);

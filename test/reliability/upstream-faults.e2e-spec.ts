@@ -195,9 +195,12 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
     expect(ejecting.status).toBe(502);
     // The capture sees the engine's warnings: without this line the assertion below proves nothing.
     expect(await eventually(() => lines.some((line) => /replica .* ejected/.test(String(line.msg))))).toBe(true);
-    // Every request of this file has its line, each a failure.
+    // Every request of this file has its line, each a failure: refused before its stream's head
+    // left (`rejected`, its real status) or failed after it.
     expect(await eventually(() => lines.filter((line) => line.context === 'Request').length >= sent)).toBe(true);
-    expect(lines.filter((line) => line.context === 'Request' && line.outcome === 'failed')).toHaveLength(sent);
+    const requests = lines.filter((line) => line.context === 'Request');
+    expect(requests.filter((line) => line.outcome === 'failed' || line.outcome === 'rejected')).toHaveLength(sent);
+    expect(requests.some((line) => line.outcome === 'rejected' && line.status === 400)).toBe(true);
     expectNoSecret(raw.join('\n'));
   });
 });

@@ -112,8 +112,12 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       let committed = false;
       // The latest ack before that: each ack holds running totals, so the latest says it all.
       let heldAck: EngineEvent | undefined;
+      // Reasoning the client is not shown is not output: it is dropped here, so that an answer cut
+      // while the model reasons is retried whole, as one the client has seen nothing of.
+      const hiddenReasoning = request.reasoningOutput === 'hide';
       const observer: Observer<EngineEvent> = {
         next: (event) => {
+          if (hiddenReasoning && event.type === 'reasoning') return;
           if (committed) return emit(event);
           if (event.type === 'ack') {
             heldAck = event;

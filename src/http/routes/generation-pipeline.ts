@@ -103,7 +103,7 @@ class GenerationCall implements GenerationExchange, Observer<EngineEvent> {
   }
 
   error(error: unknown): void {
-    this.end({ kind: this.telemetry.accepted && !this.telemetry.withdrawn ? 'failed' : 'rejected', error });
+    this.end({ kind: this.failedAfterAcceptance() ? 'failed' : 'rejected', error });
     this.answer(error);
   }
 
@@ -124,6 +124,15 @@ class GenerationCall implements GenerationExchange, Observer<EngineEvent> {
       return;
     }
     events$.subscribe(this);
+  }
+
+  /**
+   * A failure is the request's (`failed`) once it was accepted and, for a stream, once its head
+   * left (reported in-band); before that the client gets the error's own status (`rejected`).
+   */
+  private failedAfterAcceptance(): boolean {
+    const { accepted, withdrawn, stream } = this.telemetry;
+    return accepted && !withdrawn && (!stream || this.reply.raw.headersSent);
   }
 
   private end(outcome: GenerationOutcome): void {

@@ -20,10 +20,10 @@ const GENERATION_GUARDS = [DrainingGuard, ApiKeyGuard] as const;
  * hooks of every GenerationHook (Gantry's and plugins'), the body's validation, and
  * ProtocolExceptionFilter for refusals, each resolved once, here. Nest's other global enhancers
  * (`APP_PIPE`, `APP_FILTER`, `APP_INTERCEPTOR`s that are not GenerationHooks) reach Nest's own
- * routes only: each is named in a warning. Call it once the application is created, before it
- * listens.
+ * routes only: each is named in a warning (unless `warnOfUnreachableEnhancers` is false: another
+ * worker of the instance says it). Call it once the application is created, before it listens.
  */
-export function mountGenerationRoutes(app: NestFastifyApplication): void {
+export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnreachableEnhancers = true } = {}): void {
   const gantryGuards = GENERATION_GUARDS.map((guard) => app.get(guard));
   const errors = app.get(ProtocolExceptionFilter);
   const enhancers = globalEnhancers(app.get(DiscoveryService), [...gantryGuards, errors]);
@@ -38,10 +38,10 @@ export function mountGenerationRoutes(app: NestFastifyApplication): void {
     };
     fastify.post(route.protocol.path, generationHandler(route, plugins));
   }
-  if (enhancers.unreachable.length > 0) {
+  if (warnOfUnreachableEnhancers && enhancers.unreachable.length > 0) {
     new Logger('Gantry').warn(
       `These Nest enhancers reach Nest's own routes only, not the generation routes (${routes.map((route) => route.protocol.path).join(', ')}): ` +
-        `${enhancers.unreachable.join(', ')}. Generation requests run APP_GUARD guards and GenerationHook providers (README, Extend Gantry).`,
+        `${enhancers.unreachable.join(', ')}. Generation requests run APP_GUARD guards and GenerationHook providers (docs/extending.md, What Nest applies to the generation routes).`,
     );
   }
 }

@@ -16,7 +16,7 @@ import { SseWriter } from './sse-writer.js';
 /**
  * Writes an engine event stream to a Fastify reply, as SSE or as one JSON body.
  *
- * Both return the engine events themselves, so that the interceptors' hooks see every event of
+ * Both return the engine events themselves, so that the GenerationHooks see every event of
  * every request (the generation pipeline subscribes); writing is a side effect of that subscription.
  * The pipeline folds the events into the request's telemetry as it passes them to the hooks; the
  * responder adds the heartbeats it makes.

@@ -19,7 +19,7 @@ const GAP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16,
 /**
  * Gantry's Prometheus metrics, in one registry of their own (not prom-client's global one, so
  * several gateways can live in one process). Every name is in the `gantry_` namespace; the
- * README documents each. What every request records is a Series* metric, resolved once per route
+ * docs/observability.md documents each. What every request records is a Series* metric, resolved once per route
  * (`route()`); the rare ones are prom-client's own.
  */
 @Injectable()
