@@ -2,6 +2,7 @@ import { scrape, valueOf } from './support/prometheus.js';
 import { plainToInstance } from 'class-transformer';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import type { MockBehaviour } from '../apps/mock-upstream/mock-behaviour.js';
@@ -425,6 +426,20 @@ describe('one upstream per model', () => {
       // Five intervals of quiet; a check already on the wire at close may still land.
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(faults.state.healthChecks).toBeLessThanOrEqual(after + 1);
+    });
+
+    it('reasoning the client is not shown leaves its counters as acks, before the answer’s first text', async () => {
+      const config = { name: 'hidden', engine: 'http', upstreams: [main.url], upstreamModel: 'org/served-model', healthCheckIntervalMs: 0, headers: behaving({ reasoning: 'first think' }) };
+      const engine = new HttpEngine(plainToInstance(HttpModelConfig, config, { exposeDefaultValues: true }));
+      try {
+        const events = await lastValueFrom(engine.generate(generationRequest({ model: 'hidden', stream: true, reasoningOutput: 'hide' })).pipe(toArray()));
+        expect(events.some((event) => event.type === 'reasoning')).toBe(false);
+        const firstText = events.findIndex((event) => event.type === 'text');
+        const acks = events.slice(0, firstText).filter((event) => event.type === 'ack');
+        expect(acks.at(-1)).toMatchObject({ type: 'ack', usage: { reasoningTokens: 2, completionTokens: 2 } });
+      } finally {
+        await engine.close();
+      }
     });
 
     it('the mock serves models, metrics, health and non-streaming answers as vLLM does', async () => {

@@ -135,6 +135,13 @@ export function countersOf(event: EngineEvent): { usage: TokenUsage; timings?: T
   }
 }
 
+/** The counters an output piece carries, as the ack they stand for where the piece itself does not go on; undefined without them. */
+export function countersAsAck(event: EngineEvent): AckEvent | undefined {
+  const counted = countersOf(event);
+  if (counted === undefined) return undefined;
+  return event.type === 'ack' ? event : { type: 'ack', usage: counted.usage, timings: counted.timings ?? NO_TIMINGS };
+}
+
 /** Builds a timings block from raw counts, deriving the per-token and per-second figures. */
 export function makeTimings(counts: {
   promptN: number;

@@ -197,11 +197,16 @@ describe('GenerationService and the caller’s tenant', () => {
     expect(background.telemetry.admittedAt).toBeUndefined();
   });
 
-  it('charges the counters the latest output piece carried when the client leaves before the end', async () => {
+  /** A service whose key limiter counts the tenant's tokens in a memory store, on a manual engine. */
+  function budgetedService() {
     const store = new MemoryLimitStore();
     const engine = new ManualEngine();
     const limiter = new KeyLimiter(store, new GantryMetrics({ list: () => [] } as unknown as ModelRegistry));
-    const service = new GenerationService(models(engine), { limits: {} } as GatewayConfig, limiter);
+    return { store, engine, service: new GenerationService(models(engine), { limits: {} } as GatewayConfig, limiter) };
+  }
+
+  it('charges the counters the latest output piece carried when the client leaves before the end', async () => {
+    const { store, engine, service } = budgetedService();
     const accepted = await service.accept(generationRequest({ model: 'manual' }), { telemetry: new GenerationTelemetry('chat'), stream: true, caller });
     const running = accepted.events$.subscribe();
     const timings = makeTimings({ promptN: 12, promptMs: 5, predictedN: 7, predictedMs: 9 });
@@ -212,10 +217,7 @@ describe('GenerationService and the caller’s tenant', () => {
   });
 
   it('charges the tokens the engine reported to the tenant’s budgets when the request ends', async () => {
-    const store = new MemoryLimitStore();
-    const engine = new ManualEngine();
-    const limiter = new KeyLimiter(store, new GantryMetrics({ list: () => [] } as unknown as ModelRegistry));
-    const service = new GenerationService(models(engine), { limits: {} } as GatewayConfig, limiter);
+    const { store, engine, service } = budgetedService();
     const accepted = await service.accept(generationRequest({ model: 'manual' }), { telemetry: new GenerationTelemetry('chat'), stream: false, caller });
     accepted.events$.subscribe();
     engine.events.next({ type: 'done', finishReason: 'stop', usage: { promptTokens: 12, completionTokens: 30, cachedTokens: 0, reasoningTokens: 0 } });

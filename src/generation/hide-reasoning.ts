@@ -1,5 +1,5 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
-import { NO_TIMINGS, type EngineEvent } from '../engine/engine-event.js';
+import { countersAsAck, type EngineEvent } from '../engine/engine-event.js';
 
 /**
  * Leaves reasoning out of the events, for a client that is not to see it (`reasoningOutput:
@@ -11,8 +11,9 @@ export function hideReasoning(): MonoTypeOperatorFunction<EngineEvent> {
     new Observable<EngineEvent>((subscriber) =>
       source.subscribe({
         next: (event) => {
-          if (event.type !== 'reasoning') subscriber.next(event);
-          else if (event.usage !== undefined) subscriber.next({ type: 'ack', usage: event.usage, timings: event.timings ?? NO_TIMINGS });
+          if (event.type !== 'reasoning') return subscriber.next(event);
+          const ack = countersAsAck(event);
+          if (ack !== undefined) subscriber.next(ack);
         },
         error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),

@@ -1,5 +1,5 @@
 import { Observable, type Subscriber } from 'rxjs';
-import { countersOf, type EngineEvent, isOutput, NO_TIMINGS } from '../engine/engine-event.js';
+import { countersAsAck, type EngineEvent, isOutput } from '../engine/engine-event.js';
 
 /** Output events kept for a run's reporting before anyone subscribed to it (the route subscribes at once). */
 export const MAX_UNREPORTED = 1024;
@@ -67,8 +67,7 @@ export class RunReport {
     else if (!isOutput(event)) this.lateState = event;
     else {
       // An output piece dropped here keeps its counters, as the ack they stand for.
-      const counted = countersOf(event);
-      if (counted !== undefined) this.lateState = { type: 'ack', usage: counted.usage, timings: counted.timings ?? NO_TIMINGS };
+      this.lateState = countersAsAck(event) ?? this.lateState;
     }
   }
 }

@@ -3,7 +3,7 @@ import { Observable, Subscription, type Observer, type OperatorFunction } from '
 import type { HttpModelConfig } from './http-model-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
 import { EngineError } from '../../engine/engine-error.js';
-import { ACCEPTED, countersOf, type EngineEvent } from '../../engine/engine-event.js';
+import { ACCEPTED, countersAsAck, countersOf, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
@@ -112,12 +112,18 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       let committed = false;
       // The latest ack before that: each ack holds running totals, so the latest says it all.
       let heldAck: EngineEvent | undefined;
-      // Reasoning the client is not shown is not output: it is dropped here, so that an answer cut
-      // while the model reasons is retried whole, as one the client has seen nothing of.
+      // Reasoning the client is not shown is not output: an answer cut while the model reasons is
+      // retried whole, as one the client has seen nothing of. Its counters go on at once as an ack
+      // (usage counts those tokens, and a client that leaves meanwhile is charged them).
       const hiddenReasoning = request.reasoningOutput === 'hide';
       const observer: Observer<EngineEvent> = {
         next: (event) => {
-          if (hiddenReasoning && event.type === 'reasoning') return;
+          if (hiddenReasoning && event.type === 'reasoning') {
+            const ack = countersAsAck(event);
+            if (ack === undefined) return;
+            heldAck = undefined;
+            return emit(ack);
+          }
           if (committed) return emit(event);
           if (event.type === 'ack') {
             heldAck = event;
