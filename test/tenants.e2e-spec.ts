@@ -208,6 +208,8 @@ describe('token limits', () => {
         .catch((error: unknown) => error);
       expect(messages).toBeInstanceOf(Anthropic.RateLimitError);
       expect((messages as InstanceType<typeof Anthropic.RateLimitError>).error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+      // What spends no tokens still passes: the models a spent tenant may use.
+      expect((await openaiFor(gateway.url, 'sk-metered').models.list()).data.map((model) => model.id)).toContain('echo');
       // Another tenant's budget is its own.
       expect((await chat(gateway.url, 'sk-plain')).choices[0].message.content).toContain('twenty');
     } finally {

@@ -188,7 +188,7 @@ describe('ApiKeyGuard', () => {
       const store = new FailingStore();
       const metrics = metricsWithoutModels();
       const guard = guardFor({ apiKeys: ['a'], limits: { tokensPerMinute: 10, requestsPerMinute: 1 } }, store, metrics);
-      await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
+      await expect(generate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
       expect(store.calls).toEqual(['peek']);
       expect(await metrics.registry.metrics()).toContain('gantry_limit_store_errors_total{operation="peek"} 1');
     });

@@ -15,9 +15,10 @@ import { KeyLimiter } from './key-limiter.js';
  * SDKs). Refusals are 401s in the client's protocol shape; the key is never logged or echoed.
  * The caller it identifies (the key's id and tenant) is remembered for the request's handler.
  *
- * Only a generation holds one of its key's `concurrentStreams` slots: the generation routes call
- * `check`. Nest's routes (`canActivate`: models, token counts, stored responses) count in the
- * rate but hold no slot: a token count is not a stream, and a client can always poll its run.
+ * Only a generation is checked against its tenant's token budgets and holds one of its
+ * `concurrentStreams` slots: the generation routes call `check`. Nest's routes (`canActivate`:
+ * models, token counts, stored responses) count in the rate only: a token count is not a stream,
+ * and a client can always poll or cancel its run.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate, RequestGuard {
@@ -38,7 +39,7 @@ export class ApiKeyGuard implements CanActivate, RequestGuard {
     return this.admit(request, reply, true);
   }
 
-  private admit(request: FastifyRequest, reply: FastifyReply, holdsStream: boolean): boolean | Promise<boolean> {
+  private admit(request: FastifyRequest, reply: FastifyReply, generation: boolean): boolean | Promise<boolean> {
     if (this.ring.isOpen) return true;
     const path = pathOf(request.url);
     if (isProbePath(path) && !this.config.auth.protectHealth) return true;
@@ -54,7 +55,7 @@ export class ApiKeyGuard implements CanActivate, RequestGuard {
     if (caller === undefined) throw new GatewayError('authentication', 'Invalid API key.', { code: 'invalid_api_key' });
     this.callers.remember(request, caller);
     if (caller.tenant.limits === undefined) return true;
-    return this.limiter.admit(caller, reply.raw, holdsStream).then(() => true);
+    return this.limiter.admit(caller, reply.raw, generation).then(() => true);
   }
 }
 

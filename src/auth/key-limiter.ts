@@ -39,14 +39,16 @@ export class KeyLimiter {
 
   /**
    * `caller`: whom the ApiKeyRing identified (never the key itself); nothing to do when its tenant
-   * has no limits. `holdsStream: false` counts the request in the rate only, not against the
-   * concurrent streams.
+   * has no limits. A generation is checked against the token budgets and holds one of the
+   * concurrent streams; any other request (`generation: false`: models, token counts, a stored
+   * response read or cancelled) spends no tokens and counts in the rate only, so a tenant whose
+   * budget is spent can still read and stop what it already paid for.
    */
-  async admit(caller: Caller, response: ServerResponse, holdsStream = true): Promise<void> {
+  async admit(caller: Caller, response: ServerResponse, generation = true): Promise<void> {
     const limits = caller.tenant.limits;
     if (limits === undefined) return;
     const whose = subjectOf(caller);
-    if (limits.tokensPerMinute !== undefined || limits.tokensPerDay !== undefined) {
+    if (generation && (limits.tokensPerMinute !== undefined || limits.tokensPerDay !== undefined)) {
       const budgets = tokenBudgetsOf(caller);
       const windows = await this.attempt('peek', () => this.store.peek(budgets.map((budget) => budget.key)));
       if (windows === FAILED) return;
@@ -65,7 +67,7 @@ export class KeyLimiter {
         throw this.refused(caller, 'requests_per_minute', error);
       }
     }
-    if (limits.concurrentStreams !== undefined && holdsStream) {
+    if (limits.concurrentStreams !== undefined && generation) {
       const slotKey = `streams:${caller.limitKey}`;
       const lease = await this.attempt('acquire', () => this.store.acquire(slotKey, limits.concurrentStreams!));
       if (lease === FAILED) return;
