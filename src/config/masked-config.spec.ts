@@ -27,6 +27,13 @@ describe('maskedConfig', () => {
     expect(shown.models[0]).toMatchObject({ upstreams: [`https://user:${MASK}@vllm:8000/v1`], apiKey: MASK, headers: { 'x-token': MASK } });
   });
 
+  it('masks a URL’s lone user name, which may be a token', () => {
+    const withToken = parseConfig({ models: [{ name: 'fleet', engine: 'http', upstreams: ['https://sk-token-as-user@vllm:8000/v1'] }] });
+    const shown = maskedConfig(withToken) as any;
+    expect(JSON.stringify(shown)).not.toContain('sk-token-as-user');
+    expect(shown.models[0].upstreams).toEqual([`https://${MASK}@vllm:8000/v1`]);
+  });
+
   it('keeps everything else as the gateway runs it, defaults included, a model by its name and engine first', () => {
     const shown = maskedConfig(config) as any;
     expect(shown.server).toMatchObject({ host: '127.0.0.1', port: 8000, workers: 1 });

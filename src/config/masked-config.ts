@@ -38,13 +38,14 @@ function masked(value: unknown, key = ''): unknown {
   return Object.fromEntries(entries.sort(([a], [b]) => rank(a) - rank(b)));
 }
 
-/** A URL with its password masked; any other string as it is. */
+/** A URL with its credentials masked (the password, or a lone user name, which may be a token); any other string as it is. */
 function withoutPassword(text: string): string {
   if (!/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(text)) return text;
   try {
     const url = new URL(text);
-    if (url.password === '') return text;
-    url.password = MASK;
+    if (url.password !== '') url.password = MASK;
+    else if (url.username !== '') url.username = MASK;
+    else return text;
     return url.toString();
   } catch {
     return text;

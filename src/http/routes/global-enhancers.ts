@@ -1,5 +1,5 @@
 import type { CanActivate } from '@nestjs/common';
-import type { DiscoveryService } from '@nestjs/core';
+import type { ApplicationConfig, DiscoveryService } from '@nestjs/core';
 import { GenerationHook } from '../../observability/generation-hook.js';
 
 /** What the application's `APP_GUARD`, `APP_PIPE`, `APP_FILTER` and `APP_INTERCEPTOR` providers mean for the generation routes. */
@@ -16,9 +16,16 @@ const TOKEN_OF_SUBTYPE: Record<string, string> = { pipe: 'APP_PIPE', filter: 'AP
  * Sorts the application's global enhancers, found through Nest's DiscoveryService (each such
  * provider's wrapper says which kind it is): guards join the generation routes; pipes, filters,
  * and interceptors that are not GenerationHooks cannot (those routes are not Nest's) and are
- * named. `own` are Gantry's, which the routes already run (its guards, its exception filter).
+ * named. `own` are Gantry's, which the routes already run (its guards, its exception filter). A
+ * request-scoped or transient APP_GUARD is refused.
  */
-export function globalEnhancers(discovery: DiscoveryService, own: readonly object[]): GlobalEnhancers {
+export function globalEnhancers(discovery: DiscoveryService, application: ApplicationConfig, own: readonly object[]): GlobalEnhancers {
+  // Nest keeps request-scoped and transient APP_GUARDs apart, made per request for its own routes:
+  // the generation routes resolve theirs once, so such a guard would never run on them.
+  const scoped = application.getGlobalRequestGuards().map((wrapper) => wrapper.metatype?.name ?? String(wrapper.token));
+  if (scoped.length > 0) {
+    throw new Error(`APP_GUARD ${scoped.join(', ')} is request-scoped or transient: the generation routes resolve their guards once, so a guard must be a singleton.`);
+  }
   const guards: CanActivate[] = [];
   const unreachable: string[] = [];
   for (const wrapper of discovery.getProviders()) {

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
+import { ApplicationConfig, DiscoveryService } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ApiKeyGuard } from '../../auth/api-key.guard.js';
 import { DrainingGuard } from '../../lifecycle/draining.guard.js';
@@ -26,7 +26,7 @@ const GENERATION_GUARDS = [DrainingGuard, ApiKeyGuard] as const;
 export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnreachableEnhancers = true } = {}): void {
   const gantryGuards = GENERATION_GUARDS.map((guard) => app.get(guard));
   const errors = app.get(ProtocolExceptionFilter);
-  const enhancers = globalEnhancers(app.get(DiscoveryService), [...gantryGuards, errors]);
+  const enhancers = globalEnhancers(app.get(DiscoveryService), app.get(ApplicationConfig), [...gantryGuards, errors]);
   const hooks = GenerationHook.chain(app.get(GenerationHooks).list());
   const fastify = app.getHttpAdapter().getInstance();
   const routes = app.get(GenerationRoutes).routes;
