@@ -30,12 +30,6 @@ export class WaitingList<T extends ListNode<T>> {
     this.count += 1;
   }
 
-  shift(): T | undefined {
-    const item = this.head;
-    if (item) this.remove(item);
-    return item;
-  }
-
   /** Takes `item` out; false when it was not in this list. */
   remove(item: T): boolean {
     if (item.list !== this) return false;

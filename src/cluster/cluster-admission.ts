@@ -16,7 +16,7 @@ interface TicketTally {
 
 /**
  * A worker's admission, decided by the primary for the whole instance: each accepted request of
- * a model with a `maxConcurrency` reserves its place there, in the one fair queue of the instance (one round trip, before the stream
+ * a model with a `maxConcurrency` reserves its place there, in the instance's one queue (one round trip, before the stream
  * opens, so a refusal is still a real 429), waits for the primary's word while its stream sends
  * keep-alives, and gives the place back when it ends. A model without a concurrency limit never
  * queues, so there is nothing to share: it is admitted here, at no cost.

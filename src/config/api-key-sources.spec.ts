@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configProblemsOf } from '../../test/support/config-problems.js';
 import { resolveApiKeyEntries } from './api-key-entries.js';
-import { resolveApiKeys } from './api-key-sources.js';
 import { parseConfig } from './config-loader.js';
 
 
@@ -14,7 +13,9 @@ describe('auth.apiKeys sources', () => {
   writeFileSync(keyFile, '# rotated 2026-01\nsk-file-one\n\n  sk-file-two  \r\n');
 
   it('reads literal keys, environment variables and key files (one key per line, # comments)', () => {
-    const { keys, problems } = resolveApiKeys(['sk-literal', { env: 'GANTRY_TEST_KEY' }, { file: keyFile }], { GANTRY_TEST_KEY: ' sk-env ' });
+    const resolved = resolveApiKeyEntries(['sk-literal', { env: 'GANTRY_TEST_KEY' }, { file: keyFile }], { GANTRY_TEST_KEY: ' sk-env ' });
+    const { problems } = resolved;
+    const keys = resolved.keys.map(({ key }) => key);
     expect(problems).toEqual([]);
     expect(keys).toEqual(['sk-literal', 'sk-env', 'sk-file-one', 'sk-file-two']);
   });
@@ -22,7 +23,7 @@ describe('auth.apiKeys sources', () => {
   it('treats an unset variable, a missing file or an empty file as a problem, never as "no keys"', () => {
     const empty = join(dir, 'empty.txt');
     writeFileSync(empty, '# nothing yet\n\n');
-    const { keys, problems } = resolveApiKeys([{ env: 'GANTRY_UNSET' }, { file: join(dir, 'missing.txt') }, { file: empty }], {});
+    const { keys, problems } = resolveApiKeyEntries([{ env: 'GANTRY_UNSET' }, { file: join(dir, 'missing.txt') }, { file: empty }], {});
     expect(keys).toEqual([]);
     expect(problems).toEqual([
       'auth.apiKeys[0]: the environment variable GANTRY_UNSET is not set or empty',

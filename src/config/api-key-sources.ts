@@ -71,21 +71,3 @@ export function readApiKeySource(source: ApiKeySource, where: string, env: Envir
   });
   return keys.length > 0 ? keys : `${where}: the key file ${source.file} holds no key`;
 }
-
-export interface ResolvedApiKeys {
-  keys: string[];
-  /** One line per source that yields no key; never contains a key. */
-  problems: string[];
-}
-
-/** Reads plain sources into the list of keys they hold (see readApiKeySource). */
-export function resolveApiKeys(sources: readonly ApiKeySource[], env: EnvironmentVariables = process.env, readFile: FileReader = readTextFile): ResolvedApiKeys {
-  const keys: string[] = [];
-  const problems: string[] = [];
-  sources.forEach((source, index) => {
-    const read = readApiKeySource(source, `auth.apiKeys[${index}]`, env, readFile);
-    if (typeof read === 'string') problems.push(read);
-    else for (const { key } of read) keys.push(key);
-  });
-  return { keys, problems };
-}

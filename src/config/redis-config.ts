@@ -51,6 +51,3 @@ export class PartRedisConfig {
   @Min(1)
   timeoutMs?: number;
 }
-
-/** A part's Redis as it connects: every key resolved. */
-export type RedisConnection = Required<PartRedisConfig>;

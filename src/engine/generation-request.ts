@@ -18,7 +18,8 @@ export interface GenerationRequest {
   /**
    * Whether reasoning reaches the client: `hide` where its API sends none unless asked (Messages
    * without `thinking` enabled). Hidden reasoning is dropped before the keep-alive and the
-   * encoders, so it neither shows nor ends the heartbeats; its tokens still count as output.
+   * encoders, so it neither shows nor ends the heartbeats; its tokens still count in usage's
+   * completion tokens (its counters go on as acks).
    * Absent: shown.
    */
   reasoningOutput?: 'show' | 'hide';

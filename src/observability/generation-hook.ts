@@ -53,8 +53,8 @@ export interface GenerationHookChain {
  * lifecycle hooks in list order, `onEvent` and `onEnd` in reverse (inner ones see an event, and
  * the end, first). Gantry's own come first (request log, metrics, tracing), then plugins'.
  *
- * Not a Nest interceptor: its `intercept` only lets everything through, so that a hook registered
- * as an `APP_INTERCEPTOR` still loads (Nest's own routes carry no generation). Not itself
+ * A Nest interceptor in name only: its `intercept` lets everything through, so that a hook
+ * registered as an `APP_INTERCEPTOR` still loads (Nest's own routes carry no generation). Not itself
  * `@Injectable()`, so that a subclass without a constructor of its own is made with no arguments.
  */
 export abstract class GenerationHook implements NestInterceptor {

@@ -1,4 +1,4 @@
-/** Runs out of leases watched at once; past it the oldest sighting is forgotten (it starts again). */
+/** At most this many run-out leases are watched at once; past it the oldest sighting is forgotten (it starts again). */
 const MAX_WATCHED = 10_000;
 
 /**

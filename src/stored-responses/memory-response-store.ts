@@ -288,7 +288,7 @@ export class MemoryResponseStore implements ResponseStore {
   /**
    * Sets an entry's Response and re-indexes its items (input, then output over it). Refuses,
    * changing nothing, a response larger than the byte bound, and a new one (`fresh`) that does
-   * not fit beside the running ones; a kept response's new state is always taken.
+   * not fit beside the running ones (a kept response's new state skips that second check only).
    */
   private write(entry: Entry, response: ResponseObject, fresh = false): void {
     const items = new Map<string, string>();

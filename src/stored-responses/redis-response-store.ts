@@ -45,7 +45,7 @@ return 1`;
 const UPDATE = `${REFRESH}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local kept = redis.call('HGET', KEYS[1], 'status')
--- Kept before the status had a field of its own: read it from the response.
+-- A record written without its status field (by a gateway that kept it in the response only): read it there.
 if not kept then kept = cjson.decode(redis.call('HGET', KEYS[1], 'response')).status end
 if kept ~= ARGV[5] and kept ~= 'queued' and kept ~= 'in_progress' then return 2 end
 redis.call('HSET', KEYS[1], 'response', ARGV[4], 'status', ARGV[5])

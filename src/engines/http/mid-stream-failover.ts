@@ -36,8 +36,8 @@ export interface Continuation {
 /**
  * What to do about a failure that cut an answer: continue it, finish it (it had used its whole
  * token budget, so one healthy replica would have stopped there with `length`), or end it with
- * `error` (counted under `failure` when failover was tried or refused, absent for a failure that
- * is the request's own, as before failover existed).
+ * `error` (counted under `failure` when failover was tried or refused; absent for a failure that
+ * is not a replica's cut, which ends the answer as it would without failover).
  */
 export type ResumeDecision = Continuation | { kind: 'finish'; event: DoneEvent } | { kind: 'end'; error: unknown; failure?: ResumeFailure };
 
