@@ -8,8 +8,9 @@
  * Running counters (usage and timings, the totals so far) come on an `ack`, or on the output
  * piece they count: an engine that counts as it produces puts them on the piece, one event per
  * step instead of an ack and a delta (every event crosses the whole chain to the client), and
- * sends an `ack` alone for a step that shows nothing. Either way a consumer reads them with
- * `countersOf`; the first counters mark the end of prefill.
+ * sends an `ack` alone for a step that shows nothing. A consumer reads both forms (`countersOf`);
+ * one that drops a piece passes its counters on as an ack (`countersAsAck`). The first counters
+ * mark the end of prefill.
  */
 export type EngineEvent = AcceptedEvent | AckEvent | TextDelta | ReasoningDelta | ToolCallDelta | DoneEvent;
 
