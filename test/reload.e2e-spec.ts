@@ -22,16 +22,6 @@ afterEach(() => {
 const modelNames = async (url: string): Promise<string[]> =>
   (await readJson(await fetch(`${url}/v1/models`))).data.map((model: { id: string }) => model.id);
 
-/** Polls an async condition every 50 ms until it holds or `timeoutMs` passes. */
-async function eventuallyAsync(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** The text a chat completion answers. */
 async function answer(url: string, model: string, text: string): Promise<{ status: number; content?: string; reasoning?: string }> {
   const response = await fetch(`${url}/v1/chat/completions`, {
@@ -61,7 +51,7 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
       'keepalive: { intervalMs: 500 }\nmodels:\n  - { name: slow, engine: stub, tokenIntervalMs: 100, reasoning: thinking first }\n  - { name: fresh, engine: stub }\n',
     );
     cli.child.kill('SIGHUP');
-    expect(await eventuallyAsync(async () => (await modelNames(url)).join() === 'slow,fresh')).toBe(true);
+    expect(await eventually(async () => (await modelNames(url)).join() === 'slow,fresh', 10_000)).toBe(true);
     // The reload was seen while the stream was still open (it lasts 8 s: a reload takes well under that on a slow machine).
     expect(streamEnded()).toBe(false);
 
@@ -158,7 +148,7 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     writeFileSync(file, '');
     expect(await eventually(() => lines().some((line) => line.msg.startsWith(`Configuration file ${file} looks unfinished`)), 10_000)).toBe(true);
     writeFileSync(file, 'models:\n  - { name: production, engine: stub }\n  - { name: canary, engine: stub }\n');
-    expect(await eventuallyAsync(async () => (await modelNames(url)).join() === 'production,canary')).toBe(true);
+    expect(await eventually(async () => (await modelNames(url)).join() === 'production,canary', 10_000)).toBe(true);
     expect(await answer(url, 'canary', 'whole')).toMatchObject({ status: 200, content: 'whole' });
     const reloads = () => lines().filter((line) => line.msg.startsWith('Configuration reloaded')).map((line) => line.msg);
     expect(await eventually(() => reloads().includes(`Configuration reloaded from ${file}: models added canary.`), 5_000)).toBe(true);
@@ -185,7 +175,7 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
         'models:\n  - { name: echo, engine: stub }\n  - { name: other, engine: stub }\n',
     );
     cli.child.kill('SIGHUP');
-    expect(await eventuallyAsync(async () => (await ask('sk-b', 'echo')).status === 200)).toBe(true);
+    expect(await eventually(async () => (await ask('sk-b', 'echo')).status === 200, 10_000)).toBe(true);
     // team-a may use every model now, once a minute.
     expect(await ask('sk-a', 'other')).toMatchObject({ status: 200 });
     expect(await ask('sk-a', 'other')).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
@@ -200,7 +190,7 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     const cli = startCli(['--config', file, '--port', '0', '--watch-config']);
     const url = await cli.listening;
     writeFileSync(file, 'models:\n  - { name: before, engine: stub }\n  - { name: after, engine: stub }\n');
-    expect(await eventuallyAsync(async () => (await modelNames(url)).includes('after'))).toBe(true);
+    expect(await eventually(async () => (await modelNames(url)).includes('after'), 10_000)).toBe(true);
     expect(await answer(url, 'after', 'watched')).toMatchObject({ status: 200, content: 'watched' });
   });
 

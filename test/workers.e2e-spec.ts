@@ -9,6 +9,7 @@ import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { CHAT } from './support/protocol-streams.js';
 import { openChatStream, words } from './support/open-stream.js';
 import { admissionOrder } from './support/tenant-streams.js';
+import { eventually as pollUntil } from './support/gateway.js';
 
 const WORKER_HEADER = 'x-gantry-worker';
 
@@ -48,15 +49,8 @@ function exchange(
 const chat = (model: string, text: string) => ({ model, messages: [{ role: 'user', content: text }] });
 const workerOf = (outcome: StreamOutcome) => Number(outcome.headers[WORKER_HEADER]);
 
-/** Polls an async condition every 50 ms until it holds or `timeoutMs` passes. */
-async function eventually(condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Workers start, restart and reload slower than one process: a longer wait by default. */
+const eventually = (condition: () => boolean | Promise<boolean>, timeoutMs = 15_000) => pollUntil(condition, timeoutMs);
 
 /** Sends `body` on fresh connections until `accept` held for an answer from each of `count` workers. */
 async function fromEveryWorker(base: string, path: string, body: unknown, count: number, accept: (answer: Awaited<ReturnType<typeof exchange>>) => boolean) {

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../apps/bench/loopback.js';
 import { RedisLimitStore } from '../../src/auth/redis-limit-store.js';
-import { eventuallyAsync, startGateway, type RunningGateway } from '../support/gateway.js';
+import { eventually, startGateway, type RunningGateway } from '../support/gateway.js';
 import { unpooledAgent } from '../support/http-stream.js';
 import { scrape, valueOf } from '../support/prometheus.js';
 import { REDIS_SERVER, RedisProcess } from '../support/redis-process.js';
@@ -179,7 +179,7 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
       const held = await warm.acquire(key, 2);
       expect(held).toEqual(expect.any(String));
       await cold.hit('rpm:paused', 60_000);
-      expect(await eventuallyAsync(async () => changes.length === 1)).toBe(true);
+      expect(await eventually(async () => changes.length === 1)).toBe(true);
 
       await redis.pause();
       let outcomes: Array<PromiseSettledResult<unknown>>;
@@ -201,10 +201,10 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
 
       // Once Redis answers again, the key holds nothing: neither the acquires it ran late nor the
       // lease released while it was paused.
-      expect(await eventuallyAsync(async () => (await observer.zcard(prefix + key)) === 0)).toBe(true);
+      expect(await eventually(async () => (await observer.zcard(prefix + key)) === 0)).toBe(true);
       // Only the cold store's late acquire took a slot (and it was given back); the warm one's
       // came past its deadline and took nothing.
-      expect(await eventuallyAsync(async () => changes.filter((change) => change === 'zrem').length >= 2)).toBe(true);
+      expect(await eventually(async () => changes.filter((change) => change === 'zrem').length >= 2)).toBe(true);
       expect(changes.filter((change) => change === 'zadd')).toHaveLength(2);
       const again = [await warm.acquire(key, 2), await cold.acquire(key, 2)];
       expect(again).toEqual([expect.any(String), expect.any(String)]);
@@ -232,7 +232,7 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
       for (const key of [PAUSED_KEY, RESTARTED_KEY]) expect((await untilEnforced(replicas, key)).admitted).toBe(MAX_STREAMS);
       // The budgeted tenant's first answer (2 tokens) spends its minute's budget of 1, on both replicas (one Redis).
       expect(await quickRequest(replicas[0].url, BUDGET_KEY)).toBe(200);
-      expect(await eventuallyAsync(() => budgetSpent(replicas))).toBe(true);
+      expect(await eventually(() => budgetSpent(replicas))).toBe(true);
     });
 
     afterAll(async () => {
@@ -271,7 +271,7 @@ describe.skipIf(REDIS_SERVER === undefined)('per-key limits through a Redis outa
       // 26 requests met a paused Redis: a short timeout at most each, not seconds.
       expect.soft(pausedMs).toBeLessThan(5_000);
       // The budget applies again: what was spent before the pause still counts.
-      expect(await eventuallyAsync(() => budgetSpent(replicas))).toBe(true);
+      expect(await eventually(() => budgetSpent(replicas))).toBe(true);
 
       const enforced = await untilEnforced(replicas, PAUSED_KEY);
       expect(enforced.admitted).toBe(MAX_STREAMS);

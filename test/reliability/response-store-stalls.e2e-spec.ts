@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../apps/bench/loopback.js';
 import { LifecycleService } from '../../src/lifecycle/lifecycle.service.js';
-import { eventuallyAsync, startGateway, type RunningGateway } from '../support/gateway.js';
+import { eventually, startGateway, type RunningGateway } from '../support/gateway.js';
 import { scrape, valueOf } from '../support/prometheus.js';
 import { startCli, writeConfig } from '../support/cli-process.js';
 import { resettablePost } from '../support/raw-http.js';
@@ -98,7 +98,7 @@ models:
             let status = 0;
             void post.answered.then((answered) => (status = answered));
             // Either it was accepted and now waits for its `queued` state to be kept, or it was refused at once.
-            expect(await eventuallyAsync(async () => status !== 0 || (await accepted()) > before)).toBe(true);
+            expect(await eventually(async () => status !== 0 || (await accepted()) > before)).toBe(true);
             await post.reset();
             statuses.push(status);
           }
@@ -106,7 +106,7 @@ models:
           responsesRedis.resume();
         }
         // The writes land: one run at most, whatever the clients did meanwhile.
-        expect(await eventuallyAsync(async () => (await accepted()) <= 1, 25_000)).toBe(true);
+        expect(await eventually(async () => (await accepted()) <= 1, 25_000)).toBe(true);
         expect(await gauge('gantry_running_requests')).toBeLessThanOrEqual(1);
         expect(statuses.filter((status) => status === 429)).toHaveLength(4);
       } finally {
@@ -130,7 +130,7 @@ models:
         const post = resettablePost(port, '/v1/responses', { authorization: `Bearer ${KEY}` }, { model: 'stuck', input: 'gone', background: true });
         await bodyRead;
         await post.reset();
-        expect(await eventuallyAsync(async () => (await connectionsOf(server)) === 0)).toBe(true);
+        expect(await eventually(async () => (await connectionsOf(server)) === 0)).toBe(true);
       } finally {
         limitsRedis.resume();
       }
@@ -142,7 +142,7 @@ models:
           headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
           body: JSON.stringify({ model: 'slow', input: 'next', store: false }),
         }).then(async (response) => (await response.arrayBuffer(), response.status));
-      expect(await eventuallyAsync(async () => (await next()) === 200)).toBe(true);
+      expect(await eventually(async () => (await next()) === 200)).toBe(true);
       expect(gateway.registry.resolve('stuck').admission.running).toBe(0);
       expect(valueOf(await scrape(gateway.url), 'gantry_active_requests', { model: 'stuck' })).toBe(0);
     } finally {
@@ -187,7 +187,7 @@ describe.skipIf(REDIS_SERVER === undefined)('background runs through a Redis sta
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'stuck', input: 'outlive the stall', background: true }),
     }).then((response) => response.json() as Promise<{ id: string }>);
-    expect(await eventuallyAsync(async () => (await statusOn(poller, created.id)) === 'in_progress')).toBe(true);
+    expect(await eventually(async () => (await statusOn(poller, created.id)) === 'in_progress')).toBe(true);
     const observer = new Redis(redis.url);
     const leaseUntil = async () => JSON.parse((await observer.hget(`${prefix}r:${created.id}`, 'response'))!).gantry_lease_until as number;
     const lease = await leaseUntil();

@@ -35,22 +35,12 @@ export async function startGateway(raw: Record<string, unknown>, options: Gatewa
   };
 }
 
-/** Polls `condition` until it holds or `timeoutMs` passes; returns whether it held. */
-export async function eventually(condition: () => boolean, timeoutMs = 3000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return true;
-}
-
-/** Polls an asynchronous condition until it holds or `timeoutMs` passes; returns whether it held. */
-export async function eventuallyAsync(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<boolean> {
+/** Polls `condition` (synchronous or not) until it holds or `timeoutMs` passes; returns whether it held. */
+export async function eventually(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return true;
 }

@@ -1,7 +1,7 @@
 import type OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { expect, it } from 'vitest';
-import { eventuallyAsync } from './gateway.js';
+import { eventually } from './gateway.js';
 
 type Item = Record<string, any>;
 export const SENTENCE = 'one two three four five six seven eight nine ten eleven twelve';
@@ -60,11 +60,11 @@ export function sharedStoreScenarios(side: string, sides: () => SharedStoreSides
   it(`cancels on one ${side} a background response that runs on the other: its engine work stops`, async () => {
     const { a, b, runningOnA } = sides();
     const created = await a.responses.create({ model: 'stuck', input: 'wait', background: true });
-    expect(await eventuallyAsync(async () => (await runningOnA('stuck')) === 1, 10_000)).toBe(true);
+    expect(await eventually(async () => (await runningOnA('stuck')) === 1, 10_000)).toBe(true);
 
     const cancelled = await b.responses.cancel(created.id);
     expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled' });
-    expect(await eventuallyAsync(async () => (await runningOnA('stuck')) === 0, 10_000)).toBe(true);
+    expect(await eventually(async () => (await runningOnA('stuck')) === 0, 10_000)).toBe(true);
     expect((await a.responses.retrieve(created.id)).status).toBe('cancelled');
   });
 
