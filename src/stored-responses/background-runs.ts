@@ -203,12 +203,16 @@ class RunningResponse {
     });
   }
 
-  /** Writes the final state (a few tries); the state that stands: `final`, or the end kept before it. */
-  private async keepFinal(final: ResponseObject): Promise<ResponseObject | undefined> {
+  /**
+   * Writes the final state (a few tries); the state that stands: `final`, the end kept before it,
+   * or, for a response larger than the store holds, a failed one that says so.
+   */
+  private async keepFinal(final: ResponseObject, shrunk = false): Promise<ResponseObject | undefined> {
     for (let tries = 0; ; tries += 1) {
       const outcome = await this.stored.update(this.run.scope, final, false);
       if (outcome === 'written') return final;
       if (outcome === 'refused') return this.keptEnd();
+      if (outcome === 'too_large') return shrunk ? final : this.keepFinal(tooLargeToKeep(final), true);
       if (tries >= FINAL_ATTEMPTS) return final;
       await pause(tries);
     }
@@ -251,4 +255,10 @@ function closingEvent(response: ResponseObject, sequence: number): { event: stri
 /** The pause before try `tries + 1` of a final write: 100, 200, 400 ms. */
 function pause(tries: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
+}
+
+/** A finished response the store cannot hold, as the failed one it keeps instead: no output, the reason. */
+function tooLargeToKeep(final: ResponseObject): ResponseObject {
+  const message = 'The response is larger than the response store holds (responses.maxStoredBytes): it was not kept.';
+  return { ...final, status: 'failed', output: [], error: { code: 'response_too_large', message } } as ResponseObject;
 }

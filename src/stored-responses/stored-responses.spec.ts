@@ -37,6 +37,19 @@ describe('StoredResponses', () => {
     await store.close();
   });
 
+  it('tells a state larger than the store holds (too_large) from a store failure, and counts no store error for it', async () => {
+    const store = new MemoryResponseStore({ maxStoredBytes: 1024 * 1024 });
+    let storeErrors = 0;
+    const stored = new StoredResponses(store, { responseStoreErrors: { inc: () => (storeErrors += 1) } } as never);
+    const prepared = await stored.prepare(request({ background: true }));
+    await stored.open(prepared, { ...answer('resp_big'), status: 'in_progress', output: [] });
+    const huge = { ...answer('resp_big'), output: [{ id: 'msg_big', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'x'.repeat(1100 * 1024) }] }] };
+    expect(await stored.update(ResponseScope.OPEN, huge as ResponseObject, false)).toBe('too_large');
+    expect(storeErrors).toBe(0);
+    expect(await stored.update(ResponseScope.OPEN, answer('resp_big'), false)).toBe('written');
+    await store.close();
+  });
+
   it("names only the client's response id in a follower's error, never the store's scoped id", async () => {
     const store = new MemoryResponseStore();
     const stored = new StoredResponses(store, NO_METRICS);

@@ -42,7 +42,11 @@ export interface StoredResponsesOptions {
 const DEFAULTS = new ResponsesConfig();
 
 /** How a write of a kept response's state went: written; refused (it is not kept, or its final state stands); or the store failed. */
-export type StateWrite = 'written' | 'refused' | 'failed';
+/**
+ * How a state write went: `written`; `refused` (the response is gone or already ended);
+ * `too_large` (larger than the store holds: it never will take it); `failed` (the store failed).
+ */
+export type StateWrite = 'written' | 'refused' | 'too_large' | 'failed';
 /** A chain of `previous_response_id`s longer than this is refused (a loop, or a runaway client). */
 const MAX_CHAIN = 10_000;
 /** Where a running background response keeps its lease (taken off before anyone reads it). */
@@ -141,8 +145,9 @@ export class StoredResponses {
 
   /**
    * A new state of a kept response, `running` (its lease renewed) or final. `refused` when the
-   * response is gone or already ended (a final state stands: see ResponseStore.update); `failed`
-   * when the store failed (counted, not thrown).
+   * response is gone or already ended (a final state stands: see ResponseStore.update);
+   * `too_large` when the store refuses it for its size; `failed` when the store failed (counted,
+   * not thrown).
    */
   async update(scope: ResponseScope, response: ResponseObject, running: boolean): Promise<StateWrite> {
     try {
@@ -150,6 +155,8 @@ export class StoredResponses {
       this.answered();
       return written ? 'written' : 'refused';
     } catch (error) {
+      // The store answered: no fault of its own, and no use asking again.
+      if (error instanceof GatewayError && error.kind === 'payload_too_large') return 'too_large';
       this.failed('write', error as Error);
       return 'failed';
     }
