@@ -72,6 +72,8 @@ export class MidStreamFailover {
   private timings?: Timings;
   /** The client's counters when the current continuation began; undefined during the first attempt. */
   private base?: { usage: TokenUsage; timings: Timings };
+  /** Whether the text is kept at all: an answer that can never be continued needs none of it. */
+  private readonly keepsText: boolean;
 
   constructor(
     private readonly request: GenerationRequest,
@@ -80,17 +82,15 @@ export class MidStreamFailover {
     private readonly policy: Pick<MidStreamFailoverConfig, 'maxResumes'>,
     /** When the request began (its measured prefill runs from it). */
     private readonly startedAt: number,
-  ) {}
+  ) {
+    this.keepsText = policy.maxResumes > 0 && !followsFormat(request);
+  }
 
   /** Records an event of the current attempt and returns it as the client's. */
   pass(event: EngineEvent): EngineEvent {
     switch (event.type) {
       case 'text':
-        this.pieces.push(event.text);
-        if (this.pieces.length === PIECES_PER_BLOCK) {
-          this.blocks.push(this.pieces.join(''));
-          this.pieces = [];
-        }
+        if (this.keepsText) this.keep(event.text);
         if (event.text.length > 0) this.lastOutput = 'text';
         return this.counted(event);
       case 'reasoning':
@@ -106,6 +106,14 @@ export class MidStreamFailover {
       case 'accepted':
         // The engine emits one for the whole answer (its first replica's), never a continuation's.
         return event;
+    }
+  }
+
+  private keep(text: string): void {
+    this.pieces.push(text);
+    if (this.pieces.length === PIECES_PER_BLOCK) {
+      this.blocks.push(this.pieces.join(''));
+      this.pieces = [];
     }
   }
 
@@ -160,8 +168,7 @@ export class MidStreamFailover {
 
   /** Why the answer so far cannot be continued faithfully; undefined when it can. */
   private uncontinuable(): string | undefined {
-    const format = this.request.sampling.responseFormat;
-    if (format && format.type !== 'text') return 'it follows a response format, whose grammar would start over';
+    if (followsFormat(this.request)) return 'it follows a response format, whose grammar would start over';
     if (this.wroteToolCall) return 'it was writing a tool call';
     if (this.lastOutput === 'reasoning') return 'the model was still reasoning';
     return undefined;
@@ -200,4 +207,10 @@ export class MidStreamFailover {
  */
 export function cutError(error: UpstreamError, why: string): UpstreamError {
   return new UpstreamError(error.kind as EngineErrorKind, `${error.message}${why}`, { retryable: false, replicaFault: false, cause: error });
+}
+
+/** Whether the answer follows a response format (JSON, a schema): a grammar restarted mid-answer would break it. */
+function followsFormat(request: GenerationRequest): boolean {
+  const format = request.sampling.responseFormat;
+  return format !== undefined && format.type !== 'text';
 }
