@@ -1,7 +1,7 @@
-import { DEFAULT_TENANT_NAME, type TenantLimitsConfig } from '../config/tenant-config.js';
+import { DEFAULT_TENANT_NAME, TENANT_LIMIT_FIELDS, type TenantLimitsConfig } from '../config/tenant-config.js';
 
 /** The limit values a tenant's requests are held to (absent fields: no such limit). */
-export type TenantLimits = Readonly<Pick<TenantLimitsConfig, 'requestsPerMinute' | 'tokensPerMinute' | 'tokensPerDay' | 'concurrentStreams'>>;
+export type TenantLimits = Readonly<Pick<TenantLimitsConfig, (typeof TENANT_LIMIT_FIELDS)[number]>>;
 
 /**
  * Who a request is for, as far as sharing goes: a named key's tenant, or `default` for every key
@@ -34,7 +34,7 @@ export const OPEN_TENANT = new Tenant(DEFAULT_TENANT_NAME);
 /** The limit fields set in `limits` (over `defaults`, field by field), or undefined when none is. */
 export function mergeLimits(defaults: TenantLimits | undefined, limits: TenantLimits | undefined): TenantLimits | undefined {
   const merged: Record<string, number> = {};
-  for (const field of ['requestsPerMinute', 'tokensPerMinute', 'tokensPerDay', 'concurrentStreams'] as const) {
+  for (const field of TENANT_LIMIT_FIELDS) {
     const value = limits?.[field] ?? defaults?.[field];
     if (value !== undefined) merged[field] = value;
   }

@@ -1,8 +1,6 @@
 import { AuthConfig, KeyLimitsConfig } from './auth-config.js';
 import type { GatewayConfig } from './gateway-config.js';
-
-/** The limit values of `auth.limits` (not where they are counted, which is built once). */
-const LIVE_LIMITS = ['requestsPerMinute', 'concurrentStreams', 'tokensPerMinute', 'tokensPerDay'] as const;
+import { TENANT_LIMIT_FIELDS } from './tenant-config.js';
 
 /**
  * The keys (dotted paths and what lies under them) a running gateway applies when its file is
@@ -12,7 +10,7 @@ const LIVE_LIMITS = ['requestsPerMinute', 'concurrentStreams', 'tokensPerMinute'
  * response stores, plugins, the loggers and tracers built from it), so a change to one waits for a
  * restart and is named in a warning.
  */
-export const LIVE_KEYS: readonly string[] = ['models', 'auth.apiKeys', 'auth.protectHealth', 'auth.protectMetrics', ...LIVE_LIMITS.map((field) => `auth.limits.${field}`)];
+export const LIVE_KEYS: readonly string[] = ['models', 'auth.apiKeys', 'auth.protectHealth', 'auth.protectMetrics', ...TENANT_LIMIT_FIELDS.map((field) => `auth.limits.${field}`)];
 
 /** JSON with every object's keys sorted: equal for two values that differ only in key order. */
 export function canonicalJson(value: unknown): string {
@@ -51,7 +49,7 @@ export function liveKeysChanged(running: GatewayConfig, next: GatewayConfig): st
  */
 export function applyLiveKeys(running: GatewayConfig, next: GatewayConfig): void {
   running.models = next.models;
-  const values = next.auth.limits && Object.fromEntries(LIVE_LIMITS.map((field) => [field, next.auth.limits![field]]));
+  const values = next.auth.limits && Object.fromEntries(TENANT_LIMIT_FIELDS.map((field) => [field, next.auth.limits![field]]));
   const limits = values && Object.assign(new KeyLimitsConfig(), running.auth.limits, values);
   running.auth = Object.assign(new AuthConfig(), next.auth, { limits });
 }

@@ -12,6 +12,9 @@ export const DEFAULT_TENANT_NAME = 'default';
  * its own (each unnamed key counted separately); in a named key's `limits` they apply to its
  * tenant (all its keys counted together), field by field over `auth.limits`.
  */
+/** The limit fields of `auth.limits` and of a named key's `limits`, each a number where set. */
+export const TENANT_LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerMinute', 'tokensPerDay', 'concurrentStreams'] as const;
+
 export class TenantLimitsConfig {
   /** Requests started per minute (a window that opens at its first request). */
   @IsOptional()
