@@ -51,7 +51,9 @@ describe('the Kubernetes manifests (deploy/kubernetes)', () => {
   it('gives the drain time to finish: grace period above the preStop pause plus shutdown.drainMs', () => {
     const pauseSeconds = Number(container.lifecycle?.preStop?.exec?.command?.at(-1));
     expect(pauseSeconds).toBeGreaterThan(0);
-    expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(pauseSeconds * 1000 + gantryConfig.shutdown.drainMs);
+    expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(
+      pauseSeconds * 1000 + gantryConfig.shutdown.drainMs,
+    );
   });
 
   it('gives every replica the same Responses encryption key, from a Secret', () => {
@@ -67,10 +69,14 @@ describe('the Kubernetes manifests (deploy/kubernetes)', () => {
 
   it('routes the Service, the budget and the autoscaler to the Deployment', () => {
     const labels = deployment.template.metadata!.labels!;
-    const selects = (selector: Record<string, string> | undefined) => Object.entries(selector ?? {}).every(([key, value]) => labels[key] === value);
+    const selects = (selector: Record<string, string> | undefined) =>
+      Object.entries(selector ?? {}).every(([key, value]) => labels[key] === value);
     expect(selects(MANIFESTS.service.spec!.selector)).toBe(true);
     expect(selects(MANIFESTS.pdb.spec!.selector!.matchLabels)).toBe(true);
-    expect(MANIFESTS.hpa.spec!.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: MANIFESTS.deployment.metadata!.name });
+    expect(MANIFESTS.hpa.spec!.scaleTargetRef).toMatchObject({
+      kind: 'Deployment',
+      name: MANIFESTS.deployment.metadata!.name,
+    });
     expect(MANIFESTS.pdb.spec!.minAvailable).toBeLessThan(MANIFESTS.hpa.spec!.minReplicas!);
   });
 });
@@ -82,7 +88,12 @@ describe('the container image and the local stack', () => {
   /** The final stage's install line, as the shell would run it with the build argument LLAMA set to `llama`. */
   const installArguments = (llama: string) => {
     const install = /^RUN (npm install .*?) \\?$/m.exec(finalStage)![1];
-    return execFileSync('sh', ['-c', install.replace(/^npm install/, 'echo')], { env: { ...process.env, LLAMA: llama }, encoding: 'utf8' }).trim().split(' ');
+    return execFileSync('sh', ['-c', install.replace(/^npm install/, 'echo')], {
+      env: { ...process.env, LLAMA: llama },
+      encoding: 'utf8',
+    })
+      .trim()
+      .split(' ');
   };
 
   it('Dockerfile: the gateway built and packed in one stage, the package installed in the other', () => {
@@ -90,7 +101,10 @@ describe('the container image and the local stack', () => {
     expect(buildStage).toMatch(/^RUN npm ci /m);
     expect(buildStage).toMatch(/^RUN npm run build && npm pack .*\/tmp\/gantry\.tgz$/m);
     // Nothing of the repository but the package and the default configuration reaches the image.
-    expect(finalStage.match(/^COPY .*$/gm)).toEqual(['COPY --from=build /tmp/gantry.tgz /opt/gantry/gantry.tgz', 'COPY deploy/gantry.yaml /etc/gantry/gantry.yaml']);
+    expect(finalStage.match(/^COPY .*$/gm)).toEqual([
+      'COPY --from=build /tmp/gantry.tgz /opt/gantry/gantry.tgz',
+      'COPY deploy/gantry.yaml /etc/gantry/gantry.yaml',
+    ]);
     expect(finalStage).toMatch(/^CMD \["gantry"\]$/m);
   });
 
@@ -104,7 +118,13 @@ describe('the container image and the local stack', () => {
 
   it('Dockerfile: production dependencies only, and node-llama-cpp only with --build-arg LLAMA=true', () => {
     expect(finalStage).toMatch(/^ARG LLAMA=false$/m);
-    expect(installArguments('false')).toEqual(['--omit=dev', '--omit=optional', '--no-audit', '--no-fund', './gantry.tgz']);
+    expect(installArguments('false')).toEqual([
+      '--omit=dev',
+      '--omit=optional',
+      '--no-audit',
+      '--no-fund',
+      './gantry.tgz',
+    ]);
     expect(installArguments('true')).toEqual(['--omit=dev', '--no-audit', '--no-fund', './gantry.tgz']);
   });
 
@@ -115,8 +135,15 @@ describe('the container image and the local stack', () => {
   });
 
   it("the image's default configuration and the compose stack's are valid Gantry configurations", () => {
-    expect(parseConfig(parse(readFileSync(here('gantry.yaml'), 'utf8')), 'deploy/gantry.yaml').models.map((model) => model.name)).toEqual(['stub']);
-    const composed = parseConfig(parse(readFileSync(here('compose/gantry.yaml'), 'utf8').replace('{ env: GANTRY_API_KEY }', 'sk-test')), 'deploy/compose/gantry.yaml');
+    expect(
+      parseConfig(parse(readFileSync(here('gantry.yaml'), 'utf8')), 'deploy/gantry.yaml').models.map(
+        (model) => model.name,
+      ),
+    ).toEqual(['stub']);
+    const composed = parseConfig(
+      parse(readFileSync(here('compose/gantry.yaml'), 'utf8').replace('{ env: GANTRY_API_KEY }', 'sk-test')),
+      'deploy/compose/gantry.yaml',
+    );
     expect(composed.models.map((model) => model.engine)).toEqual(['stub', 'http']);
   });
 

@@ -20,7 +20,13 @@ interface Rule {
 const alerts = yamlOf('prometheus/gantry-alerts.yaml') as { groups: Array<{ name: string; rules: Rule[] }> };
 const rule = yamlOf('kubernetes/monitoring/prometheusrule.yaml');
 const dashboard = JSON.parse(readFileSync(here('grafana/gantry-dashboard.json'), 'utf8')) as {
-  panels: Array<{ id: number; type: string; title: string; datasource?: { uid: string }; targets?: Array<{ expr: string }> }>;
+  panels: Array<{
+    id: number;
+    type: string;
+    title: string;
+    datasource?: { uid: string };
+    targets?: Array<{ expr: string }>;
+  }>;
 };
 
 const rules = alerts.groups.flatMap((group) => group.rules);
@@ -28,7 +34,9 @@ const graphs = dashboard.panels.filter((panel) => panel.type !== 'row');
 /** Every PromQL expression of the dashboard and the alerts, with where it is. */
 const EXPRESSIONS = [
   ...rules.map((each) => ({ where: `alert ${each.alert}`, expr: each.expr })),
-  ...graphs.flatMap((panel) => (panel.targets ?? []).map((target) => ({ where: `panel "${panel.title}"`, expr: target.expr }))),
+  ...graphs.flatMap((panel) =>
+    (panel.targets ?? []).map((target) => ({ where: `panel "${panel.title}"`, expr: target.expr })),
+  ),
 ];
 
 /** Grafana's interval variables, which Grafana replaces before Prometheus sees the expression. */
@@ -41,7 +49,8 @@ function read(expr: string): { errors: string[]; metrics: string[] } {
   const metrics: string[] = [];
   parser.parse(text).iterate({
     enter: (node) => {
-      if (node.type.isError) errors.push(`at ${node.from}: ${JSON.stringify(text.slice(Math.max(0, node.from - 10), node.to + 10))}`);
+      if (node.type.isError)
+        errors.push(`at ${node.from}: ${JSON.stringify(text.slice(Math.max(0, node.from - 10), node.to + 10))}`);
       if (node.name !== 'VectorSelector') return;
       const name = node.node.getChild('Identifier');
       if (name) metrics.push(text.slice(name.from, name.to));
@@ -64,13 +73,24 @@ describe('the alerts (deploy/prometheus) and their PrometheusRule (deploy/kubern
 
   it('covers the error ratio, queue wait, replicas down, store errors and heartbeat lateness', () => {
     const named = rules.map((each) => each.alert);
-    for (const alert of ['GantryHighErrorRatio', 'GantryQueueWaitHigh', 'GantryUpstreamReplicaDown', 'GantryResponseStoreErrors', 'GantryLimitStoreErrors', 'GantryHeartbeatsLate']) {
+    for (const alert of [
+      'GantryHighErrorRatio',
+      'GantryQueueWaitHigh',
+      'GantryUpstreamReplicaDown',
+      'GantryResponseStoreErrors',
+      'GantryLimitStoreErrors',
+      'GantryHeartbeatsLate',
+    ]) {
       expect(named).toContain(alert);
     }
   });
 
   it('is a PrometheusRule holding the same groups', () => {
-    expect(rule).toMatchObject({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'gantry' } });
+    expect(rule).toMatchObject({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: { name: 'gantry' },
+    });
     expect(rule.spec.groups).toEqual(alerts.groups);
   });
 });
@@ -85,7 +105,9 @@ describe('the Grafana dashboard (deploy/grafana)', () => {
   });
 
   it('shows requests and errors, TTFT and inter-token latency, the queue, streams, heartbeats, replicas, stores, tenants and resumes', () => {
-    const named = new Set(EXPRESSIONS.filter(({ where }) => where.startsWith('panel')).flatMap(({ expr }) => read(expr).metrics));
+    const named = new Set(
+      EXPRESSIONS.filter(({ where }) => where.startsWith('panel')).flatMap(({ expr }) => read(expr).metrics),
+    );
     for (const metric of [
       'gantry_requests_total',
       'gantry_time_to_first_token_seconds_bucket',
@@ -112,8 +134,13 @@ describe('every PromQL expression of the dashboard and the alerts', () => {
 
   it('is checked: a broken expression has error nodes', () => {
     expect(read('sum by (model) (rate(gantry_requests_total[5m])').errors).not.toEqual([]);
-    expect(read('histogram_quantile(0.95, sum by (le) rate(gantry_queue_time_seconds_bucket[5m]))').errors).not.toEqual([]);
-    expect(read('rate(gantry_requests_total[$__rate_interval])')).toEqual({ errors: [], metrics: ['gantry_requests_total'] });
+    expect(read('histogram_quantile(0.95, sum by (le) rate(gantry_queue_time_seconds_bucket[5m]))').errors).not.toEqual(
+      [],
+    );
+    expect(read('rate(gantry_requests_total[$__rate_interval])')).toEqual({
+      errors: [],
+      metrics: ['gantry_requests_total'],
+    });
   });
 });
 
@@ -141,7 +168,11 @@ describe('every metric the dashboard and the alerts name is one GET /metrics exp
       const response = await fetch(`${url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: 'Bearer sk-team', connection: 'close' },
-        body: JSON.stringify({ model: 'fleet', stream: true, messages: [{ role: 'user', content: 'one two three four five six' }] }),
+        body: JSON.stringify({
+          model: 'fleet',
+          stream: true,
+          messages: [{ role: 'user', content: 'one two three four five six' }],
+        }),
       });
       expect(response.status).toBe(200);
       await response.text();
@@ -158,7 +189,8 @@ describe('every metric the dashboard and the alerts name is one GET /metrics exp
   function exposedNames(text: string): Set<string> {
     const names = new Set<string>();
     for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
-      const suffixes = type === 'histogram' ? ['_bucket', '_sum', '_count'] : type === 'summary' ? ['', '_sum', '_count'] : [''];
+      const suffixes =
+        type === 'histogram' ? ['_bucket', '_sum', '_count'] : type === 'summary' ? ['', '_sum', '_count'] : [''];
       for (const suffix of suffixes) names.add(`${name}${suffix}`);
     }
     for (const [, name] of text.matchAll(/^([a-zA-Z_:][\w:]*)[{ ]/gm)) names.add(name!);
@@ -170,12 +202,18 @@ describe('every metric the dashboard and the alerts name is one GET /metrics exp
     expect(exposed).toContain('gantry_workers');
     expect(exposed).not.toContain('gantry_time_to_first_token_seconds');
     for (const { where, expr } of EXPRESSIONS) {
-      for (const metric of read(expr).metrics) expect(exposed.has(metric), `${where} names ${metric}, which /metrics does not expose`).toBe(true);
+      for (const metric of read(expr).metrics)
+        expect(exposed.has(metric), `${where} names ${metric}, which /metrics does not expose`).toBe(true);
     }
   });
 
   it('holds samples for the latency histograms the panels and alerts read (this gateway served streams)', () => {
-    for (const histogram of ['gantry_time_to_first_token_seconds', 'gantry_inter_token_latency_seconds', 'gantry_queue_time_seconds', 'gantry_tenant_queue_time_seconds']) {
+    for (const histogram of [
+      'gantry_time_to_first_token_seconds',
+      'gantry_inter_token_latency_seconds',
+      'gantry_queue_time_seconds',
+      'gantry_tenant_queue_time_seconds',
+    ]) {
       expect(exposition).toMatch(new RegExp(`^${histogram}_bucket\\{.*model="fleet"`, 'm'));
     }
     expect(exposition).toMatch(/^gantry_upstream_replica_healthy\{model="fleet",replica="[^"]+"\} [12]$/m);

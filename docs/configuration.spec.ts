@@ -48,14 +48,22 @@ function keysOf(configClass: ConfigClass, prefix: string, visited: Set<Function>
 
 /** What the TypeScript files in `folder` (recursively; specs aside) that pass `wanted` export. */
 async function exportsIn(folder: string, wanted: (file: string) => boolean): Promise<unknown[]> {
-  const files = readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' }).filter((file) => wanted(file) && !file.endsWith('.spec.ts'));
-  const modules = await Promise.all(files.map((file) => import(pathToFileURL(join(root, folder, file)).href) as Promise<Record<string, unknown>>));
+  const files = readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' }).filter(
+    (file) => wanted(file) && !file.endsWith('.spec.ts'),
+  );
+  const modules = await Promise.all(
+    files.map((file) => import(pathToFileURL(join(root, folder, file)).href) as Promise<Record<string, unknown>>),
+  );
   return modules.flatMap((module) => Object.values(module));
 }
 
 /** The exported classes with class-validator rules among `exported`. */
 function configClassesAmong(exported: unknown[]): ConfigClass[] {
-  return exported.filter((value): value is ConfigClass => typeof value === 'function' && getMetadataStorage().getTargetValidationMetadatas(value, '', true, false).length > 0);
+  return exported.filter(
+    (value): value is ConfigClass =>
+      typeof value === 'function' &&
+      getMetadataStorage().getTargetValidationMetadatas(value, '', true, false).length > 0,
+  );
 }
 
 /** The built-in engine kinds: the `@EngineKind` providers of src/engines' `*-engine-kind.ts` files. */
@@ -99,7 +107,8 @@ function documentedKeys(markdown: string): Map<string, string> {
 
 /** How the default cell must begin for a default the class holds: the value, in backticks. */
 function defaultCell(value: unknown): string | undefined {
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return `\`${String(value)}\``;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return `\`${String(value)}\``;
   if (Array.isArray(value) && value.length === 0) return '`[]`';
   return undefined;
 }
@@ -115,7 +124,8 @@ describe('docs/configuration.md', () => {
     const wrongDefaults = keys.flatMap((key) => {
       const expected = defaultCell(key.defaultValue);
       const cell = page.get(key.path);
-      if (expected === undefined || cell === undefined || MACHINE_DEPENDENT.has(key.path) || cell.startsWith(expected)) return [];
+      if (expected === undefined || cell === undefined || MACHINE_DEPENDENT.has(key.path) || cell.startsWith(expected))
+        return [];
       return [`${key.path}: the page says ${cell}, the class holds ${expected}`];
     });
     expect(wrongDefaults).toEqual([]);
@@ -126,7 +136,7 @@ describe('docs/configuration.md', () => {
     expect([...page.keys()].filter((path) => !paths.has(path))).toEqual([]);
   });
 
-  it('has examples a gateway starts from: the README\'s, and the complete file', async () => {
+  it("has examples a gateway starts from: the README's, and the complete file", async () => {
     vi.stubEnv('GANTRY_API_KEY', 'sk-example-1');
     vi.stubEnv('SEARCH_KEY', 'sk-example-2');
     const kinds = await builtInKinds();
@@ -149,6 +159,8 @@ describe('docs/configuration.md', () => {
       ...configClassesAmong(await exportsIn('src/engines', (file) => file.endsWith('-config.ts'))),
     ];
     expect(classes.length).toBeGreaterThan(10);
-    expect(classes.filter((configClass) => !visited.has(configClass)).map((configClass) => configClass.name)).toEqual([]);
+    expect(classes.filter((configClass) => !visited.has(configClass)).map((configClass) => configClass.name)).toEqual(
+      [],
+    );
   });
 });

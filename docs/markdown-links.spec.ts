@@ -29,7 +29,10 @@ function headingAnchors(markdown: string): Set<string> {
   const withoutCode = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
   for (const [, heading] of withoutCode.matchAll(/^#{1,6}[ \t]+(.+?)[ \t#]*$/gm)) {
     const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/<[^>]+>|[`*]/g, '');
-    const slug = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const slug = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
     let anchor = slug;
     for (let repeat = 1; anchors.has(anchor); repeat++) anchor = `${slug}-${repeat}`;
     anchors.add(anchor);
@@ -54,9 +57,22 @@ function brokenLinks(file: string): string[] {
 describe('links between the markdown files', () => {
   it('makes anchors as GitHub does', () => {
     const anchors = headingAnchors(
-      ['# Non-streaming: 0.41x–0.44x, below the stack\'s floor', '## `server.workers` and [links](x.md)', '## Twice', '## Twice', '```', '# not a heading', '```'].join('\n'),
+      [
+        "# Non-streaming: 0.41x–0.44x, below the stack's floor",
+        '## `server.workers` and [links](x.md)',
+        '## Twice',
+        '## Twice',
+        '```',
+        '# not a heading',
+        '```',
+      ].join('\n'),
     );
-    expect([...anchors]).toEqual(['non-streaming-041x044x-below-the-stacks-floor', 'serverworkers-and-links', 'twice', 'twice-1']);
+    expect([...anchors]).toEqual([
+      'non-streaming-041x044x-below-the-stacks-floor',
+      'serverworkers-and-links',
+      'twice',
+      'twice-1',
+    ]);
   });
 
   it('resolve: every relative link names a file that exists, and a heading it has', () => {

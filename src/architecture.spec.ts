@@ -80,7 +80,9 @@ describe('the import rules (.dependency-cruiser.cjs, docs/architecture.md)', () 
   });
 
   it('has no import that breaks a rule', () => {
-    const violations = result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`);
+    const violations = result.summary.violations.map(
+      (violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`,
+    );
     expect(violations).toEqual([]);
   });
 

@@ -45,7 +45,10 @@ export interface GatewayOptions {
  * their entries are validated by their engine kinds then, plugins' included, and a refusal
  * rejects with a ConfigError.
  */
-export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<NestFastifyApplication> {
+export async function createGateway(
+  config: GatewayConfig,
+  options: GatewayOptions = {},
+): Promise<NestFastifyApplication> {
   const { server } = config;
   const adapter = new FastifyAdapter({
     bodyLimit: server.bodyLimitBytes,
@@ -59,11 +62,17 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     http: { connectionsCheckingInterval: Math.min(1_000, server.headersTimeoutMs) },
     genReqId: (request: IncomingMessage) => requestIdOf(request),
     clientErrorHandler: (error, socket) => answerClientError(error, socket),
-    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => answerFrameworkError(error, request.url, reply),
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+      answerFrameworkError(error, request.url, reply),
   });
   const plugins = [...(await loadPlugins(config.plugins)), ...(options.plugins ?? [])];
   const app = await NestFactory.create<NestFastifyApplication>(
-    GatewayModule.forRoot(config, { origin: options.origin, observability: options.observability, plugins, providers: options.providers }),
+    GatewayModule.forRoot(config, {
+      origin: options.origin,
+      observability: options.observability,
+      plugins,
+      providers: options.providers,
+    }),
     adapter,
     // A failing provider rejects here (the CLI reports it) instead of aborting the process.
     // Nest's default parsers would add form bodies, which a browser can send cross-site.

@@ -46,10 +46,18 @@ function reloadRefusals(sources: ConfigSources): string[] {
  * exporter) or write logs is left out of the copy built: the kinds do not depend on it.
  */
 async function modelsByTheirKinds(config: GatewayConfig, origin: string): Promise<ModelConfig[]> {
-  const plain = JSON.parse(JSON.stringify(config)) as { observability: Sections; responses: Section; auth: Section & { limits?: Section } };
+  const plain = JSON.parse(JSON.stringify(config)) as {
+    observability: Sections;
+    responses: Section;
+    auth: Section & { limits?: Section };
+  };
   const inert = parseConfig({
     ...plain,
-    observability: { ...plain.observability, logging: { ...plain.observability.logging, level: 'silent' }, tracing: { ...plain.observability.tracing, exporter: 'none' } },
+    observability: {
+      ...plain.observability,
+      logging: { ...plain.observability.logging, level: 'silent' },
+      tracing: { ...plain.observability.tracing, exporter: 'none' },
+    },
     responses: { ...plain.responses, store: 'off' },
     auth: { ...plain.auth, ...(plain.auth.limits ? { limits: { ...plain.auth.limits, store: 'memory' } } : {}) },
   });

@@ -78,10 +78,13 @@ export async function serveAsWorker(): Promise<void> {
     instanceWarnings: cluster.worker?.id === 1,
   });
   const pid = String(process.pid);
-  app.getHttpAdapter().getInstance().addHook('onRequest', (_request, reply, done) => {
-    void reply.header(WORKER_HEADER, pid);
-    done();
-  });
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', (_request, reply, done) => {
+      void reply.header(WORKER_HEADER, pid);
+      done();
+    });
   try {
     await app.listen(config.server.port, config.server.host);
   } catch (error) {
@@ -92,7 +95,9 @@ export async function serveAsWorker(): Promise<void> {
     process.exit(1);
   }
 
-  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds), { keys: app.get(ApiKeyRing) });
+  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds), {
+    keys: app.get(ApiKeyRing),
+  });
   const metrics = app.get(GantryMetrics);
   channel.handle('collect', () => metrics.registry.getMetricsAsJSON());
   channel.handle<{ config: unknown }>('reload', async ({ config: next }): Promise<WorkerReload> => {
@@ -105,6 +110,9 @@ export async function serveAsWorker(): Promise<void> {
   });
   if (draining) return;
   const address = app.getHttpServer().address();
-  const ready: WorkerReady = { port: typeof address === 'object' && address ? address.port : config.server.port, version: hello.version };
+  const ready: WorkerReady = {
+    port: typeof address === 'object' && address ? address.port : config.server.port,
+    version: hello.version,
+  };
   channel.notify('ready', ready);
 }

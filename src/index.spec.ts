@@ -126,7 +126,9 @@ describe('the public entry (src/index.ts, the package’s exports["."])', () => 
       ]
     >().not.toBeAny();
     expectTypeOf<Gantry.AcceptedEvent['type']>().toEqualTypeOf<'accepted'>();
-    expectTypeOf<Parameters<NonNullable<Gantry.GenerationRequest['onResume']>>[0]>().toEqualTypeOf<Gantry.AnswerResume>();
+    expectTypeOf<
+      Parameters<NonNullable<Gantry.GenerationRequest['onResume']>>[0]
+    >().toEqualTypeOf<Gantry.AnswerResume>();
   });
 
   it('keeps GenerationInterceptor as the deprecated name of GenerationHook', async () => {

@@ -58,7 +58,9 @@ async function main(): Promise<void> {
   }
   const sources = sourcesOf(values.config ?? process.env.GANTRY_CONFIG, values);
   if (values['watch-config'] && sources.file === undefined) {
-    throw new ConfigError('command line', ['--watch-config needs a configuration file (--config FILE or GANTRY_CONFIG)']);
+    throw new ConfigError('command line', [
+      '--watch-config needs a configuration file (--config FILE or GANTRY_CONFIG)',
+    ]);
   }
   // Taken before the file is read: a change made while the gateway starts is not missed.
   const readStatus = values['watch-config'] ? fileStatus(sources.file!) : undefined;
@@ -85,7 +87,9 @@ function sourcesOf(file: string | undefined, flags: { port?: string; host?: stri
   const portText = flags.port ?? process.env.GANTRY_PORT;
   const port = portText === undefined ? undefined : Number(portText);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
-    throw new ConfigError('command line', [`--port must be an integer from 0 to 65535 (got ${JSON.stringify(portText)})`]);
+    throw new ConfigError('command line', [
+      `--port must be an integer from 0 to 65535 (got ${JSON.stringify(portText)})`,
+    ]);
   }
   return {
     file,
@@ -102,7 +106,8 @@ function sourcesOf(file: string | undefined, flags: { port?: string; host?: stri
  */
 async function checkConfigCommand(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, options: ADDRESS_OPTIONS, allowPositionals: true });
-  if (positionals.length !== 1) throw new ConfigError('command line', ['check-config takes one configuration file: gantry check-config FILE']);
+  if (positionals.length !== 1)
+    throw new ConfigError('command line', ['check-config takes one configuration file: gantry check-config FILE']);
   const [file] = positionals as [string];
   const { checkConfig } = await import('./check-config.js');
   const { yaml, warnings } = await checkConfig({ ...sourcesOf(file, values), file });

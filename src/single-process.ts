@@ -23,31 +23,41 @@ export interface SingleProcessOptions {
 }
 
 /** The gateway as one process (`server.workers: 1`): serve, reload on SIGHUP, drain on SIGTERM/SIGINT. */
-export async function serveSingleProcess(config: GatewayConfig, { sources, watch, since }: SingleProcessOptions): Promise<void> {
+export async function serveSingleProcess(
+  config: GatewayConfig,
+  { sources, watch, since }: SingleProcessOptions,
+): Promise<void> {
   const app = await createGateway(config, { origin: sources.file ?? 'defaults' });
   for (const warning of startWarnings(config)) new Logger('Gantry').warn(warning);
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address();
-  const where = typeof address === 'object' && address ? `http://${config.server.host}:${address.port}` : String(address);
+  const where =
+    typeof address === 'object' && address ? `http://${config.server.host}:${address.port}` : String(address);
   const models = config.models.map((model) => `${model.name} (${model.engine})`).join(', ');
 
   let stopping = false;
   // SIGHUP (and --watch-config) re-read the file: models apply to new requests at once; a file
   // refused at start is refused here with the same messages, and the running configuration stays.
-  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds), { keys: app.get(ApiKeyRing) });
+  const reloader = new ConfigReloader(config, app.get(ModelRegistry), app.get(EngineKinds), {
+    keys: app.get(ApiKeyRing),
+  });
   let reloads: Promise<unknown> = Promise.resolve();
   const reload = () => {
     if (stopping) return;
     if (sources.file === undefined) {
-      new Logger('Gantry').warn('SIGHUP: there is no configuration file to re-read (start with --config FILE or GANTRY_CONFIG).');
+      new Logger('Gantry').warn(
+        'SIGHUP: there is no configuration file to re-read (start with --config FILE or GANTRY_CONFIG).',
+      );
       return;
     }
     const file = sources.file;
-    const onRetry = (reason: string, delayMs: number) => new Logger('Gantry').warn(unfinishedMessage(file, reason, delayMs));
+    const onRetry = (reason: string, delayMs: number) =>
+      new Logger('Gantry').warn(unfinishedMessage(file, reason, delayMs));
     reloads = reloads.then(() => reloader.reload(() => readReloadedConfig({ ...sources, file }, onRetry), file));
   };
   process.on('SIGHUP', reload);
-  const unwatch = watch && sources.file !== undefined ? watchConfigFile(sources.file, reload, { since }) : () => undefined;
+  const unwatch =
+    watch && sources.file !== undefined ? watchConfigFile(sources.file, reload, { since }) : () => undefined;
 
   // The first signal drains (new requests refused, open streams get shutdown.drainMs to finish);
   // a second one ends the streams still open at once.

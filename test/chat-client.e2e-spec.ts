@@ -74,13 +74,16 @@ function startInTerminal(model: string) {
 }
 
 describe('npm run chat -- --prompt TEXT (one-shot)', () => {
-  it.each(['chat', 'responses', 'messages'])('answers through the %s API, reasoning on stderr and the answer alone on stdout', async (api) => {
-    const result = await oneShot(['--api', api, '--model', 'thinker', '--prompt', 'alpha beta']);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toBe('alpha beta\n');
-    expect(result.stderr).toContain('mull it over');
-    expect(result.stderr).toMatch(/prompt 2 tok · completion 5 tok/);
-  });
+  it.each(['chat', 'responses', 'messages'])(
+    'answers through the %s API, reasoning on stderr and the answer alone on stdout',
+    async (api) => {
+      const result = await oneShot(['--api', api, '--model', 'thinker', '--prompt', 'alpha beta']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe('alpha beta\n');
+      expect(result.stderr).toContain('mull it over');
+      expect(result.stderr).toMatch(/prompt 2 tok · completion 5 tok/);
+    },
+  );
 
   it('prints exactly the answer on stdout and the stats on stderr, with no escapes when piped', async () => {
     const result = await oneShot(['--model', 'stub', '--prompt', 'one two three']);

@@ -19,7 +19,11 @@ let gateway: RunningGateway;
 let client: OpenAI;
 
 beforeAll(async () => {
-  gateway = await startGateway({ keepalive: { mode: 'chunks', intervalMs: 100 }, server: { bodyLimitBytes: 64 * 1024 }, models: MODELS });
+  gateway = await startGateway({
+    keepalive: { mode: 'chunks', intervalMs: 100 },
+    server: { bodyLimitBytes: 64 * 1024 },
+    models: MODELS,
+  });
   client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
 
@@ -31,7 +35,9 @@ const chatUrl = () => `${gateway.url}/v1/chat/completions`;
 const stubOf = (name: string) => gateway.registry.resolve(name).engine as StubEngine;
 const ask = (text: string) => [{ role: 'user' as const, content: text }];
 const isHeartbeat = (chunk: Record<string, any>) =>
-  chunk.choices?.length === 1 && Object.keys(chunk.choices[0].delta).length === 0 && chunk.choices[0].finish_reason === null;
+  chunk.choices?.length === 1 &&
+  Object.keys(chunk.choices[0].delta).length === 0 &&
+  chunk.choices[0].finish_reason === null;
 const hasOutput = (chunk: Record<string, any>) => {
   const delta = chunk.choices?.[0]?.delta ?? {};
   return Boolean(delta.content) || Boolean(delta.reasoning_content) || (delta.tool_calls?.length ?? 0) > 0;
@@ -69,12 +75,20 @@ describe('POST /v1/chat/completions with the openai SDK', () => {
   it('stops at max_tokens with finish reason length and honours stop strings', async () => {
     const limited = await client.chat.completions.create({ model: 'stub', messages: ask('a b c d e'), max_tokens: 2 });
     expect(limited.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: 'a b' } });
-    const stopped = await client.chat.completions.create({ model: 'stub', messages: ask('alpha beta END gamma'), stop: ['END'] });
+    const stopped = await client.chat.completions.create({
+      model: 'stub',
+      messages: ask('alpha beta END gamma'),
+      stop: ['END'],
+    });
     expect(stopped.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'alpha beta ' } });
   });
 
   it('streams reasoning as reasoning_content before the answer', async () => {
-    const stream = await client.chat.completions.create({ model: 'thinker', messages: ask('the answer'), stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'thinker',
+      messages: ask('the answer'),
+      stream: true,
+    });
     let reasoning = '';
     let content = '';
     let contentSeenBeforeReasoning = false;
@@ -114,7 +128,9 @@ describe('POST /v1/chat/completions with the openai SDK', () => {
         {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get_forecast', arguments: '{"city":"Paris"}' } }],
+          tool_calls: [
+            { id: 'call_9', type: 'function', function: { name: 'get_forecast', arguments: '{"city":"Paris"}' } },
+          ],
         },
         { role: 'tool', tool_call_id: 'call_9', content: 'sunny and 21 C' },
       ],
@@ -161,7 +177,9 @@ describe('the wire frames of a stream', () => {
     expect(beforeOutput.filter(isHeartbeat).length).toBeGreaterThanOrEqual(5);
     expect(beforeOutput.every(isHeartbeat)).toBe(true);
     // A heartbeat is a chunk like any other: its choice says `logprobs: null` too.
-    expect(beforeOutput.every((chunk) => chunk.choices[0].logprobs === null && 'logprobs' in chunk.choices[0])).toBe(true);
+    expect(beforeOutput.every((chunk) => chunk.choices[0].logprobs === null && 'logprobs' in chunk.choices[0])).toBe(
+      true,
+    );
     expect(chunks.slice(firstOutput).filter(isHeartbeat)).toEqual([]);
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('alpha beta');
 
@@ -198,7 +216,12 @@ describe('the wire frames of a stream', () => {
   });
 
   it('puts the latest timings on every chunk after the first ack with timings_per_token', async () => {
-    const exchange = await postSse(chatUrl(), { model: 'slow', messages: ask('alpha beta'), stream: true, timings_per_token: true });
+    const exchange = await postSse(chatUrl(), {
+      model: 'slow',
+      messages: ask('alpha beta'),
+      stream: true,
+      timings_per_token: true,
+    });
     const chunks = exchange.json();
     const firstTimed = chunks.findIndex((chunk) => chunk.timings !== undefined);
     expect(firstTimed).toBeGreaterThanOrEqual(6);
@@ -216,9 +239,17 @@ describe('the wire frames of a stream', () => {
 
   it('frames an engine failure after a heartbeat as an error chunk followed by [DONE]', async () => {
     const exchange = await postSse(chatUrl(), { model: 'flaky', messages: ask('x y z'), stream: true });
-    const events = exchange.frames.filter((frame): frame is Extract<WireFrame, { kind: 'event' }> => frame.kind === 'event');
-    expect(events.slice(-2).map((frame) => frame.data.startsWith('{"error"') || frame.data === '[DONE]')).toEqual([true, true]);
-    expect(JSON.parse(events.at(-2)!.data).error).toMatchObject({ type: 'upstream_error', message: expect.any(String) });
+    const events = exchange.frames.filter(
+      (frame): frame is Extract<WireFrame, { kind: 'event' }> => frame.kind === 'event',
+    );
+    expect(events.slice(-2).map((frame) => frame.data.startsWith('{"error"') || frame.data === '[DONE]')).toEqual([
+      true,
+      true,
+    ]);
+    expect(JSON.parse(events.at(-2)!.data).error).toMatchObject({
+      type: 'upstream_error',
+      message: expect.any(String),
+    });
     expect(exchange.json().filter(isHeartbeat).length).toBeGreaterThanOrEqual(1);
   });
 });
@@ -226,9 +257,13 @@ describe('the wire frames of a stream', () => {
 describe('client hang-ups cancel the engine work', () => {
   it('during prefill: the stub clears its timers', async () => {
     const engine = stubOf('long');
-    await postSse(chatUrl(), { model: 'long', messages: ask('never seen'), stream: true }, {
-      onFrame: (_frame, frames) => frames.length >= 3,
-    });
+    await postSse(
+      chatUrl(),
+      { model: 'long', messages: ask('never seen'), stream: true },
+      {
+        onFrame: (_frame, frames) => frames.length >= 3,
+      },
+    );
     // The prefill alone lasts 10 s: only a cancellation empties the engine this soon.
     expect(await eventually(() => engine.activeGenerations === 0 && engine.pendingTimers === 0, 1000)).toBe(true);
   });
@@ -236,9 +271,13 @@ describe('client hang-ups cancel the engine work', () => {
   it('during decoding: no more tokens are produced', async () => {
     const engine = stubOf('drip');
     const words = Array.from({ length: 50 }, (_, index) => `w${index + 1}`).join(' ');
-    const exchange = await postSse(chatUrl(), { model: 'drip', messages: ask(words), stream: true }, {
-      onFrame: (frame) => frame.kind === 'event' && frame.data.includes('"content":"w1"'),
-    });
+    const exchange = await postSse(
+      chatUrl(),
+      { model: 'drip', messages: ask(words), stream: true },
+      {
+        onFrame: (frame) => frame.kind === 'event' && frame.data.includes('"content":"w1"'),
+      },
+    );
     expect(exchange.json().at(-1)!.choices[0].delta.content).toBe('w1');
     // 50 tokens at 200 ms would take 10 s: the engine is empty this soon only if it was cancelled.
     expect(await eventually(() => engine.activeGenerations === 0 && engine.pendingTimers === 0, 1000)).toBe(true);
@@ -247,13 +286,21 @@ describe('client hang-ups cancel the engine work', () => {
   it('while queued: the request leaves the queue at once and the running one keeps its slot', async () => {
     const model = gateway.registry.resolve('single');
     let queuedWasAborted = false;
-    const holder = postSse(chatUrl(), { model: 'single', messages: ask('holder'), stream: true }, {
-      onFrame: () => model.admission.queued === 0 && model.admission.running === 1 && queuedWasAborted,
-    });
+    const holder = postSse(
+      chatUrl(),
+      { model: 'single', messages: ask('holder'), stream: true },
+      {
+        onFrame: () => model.admission.queued === 0 && model.admission.running === 1 && queuedWasAborted,
+      },
+    );
     await eventually(() => model.admission.running === 1);
-    const queued = await postSse(chatUrl(), { model: 'single', messages: ask('waiter'), stream: true }, {
-      onFrame: (_frame, frames) => frames.length >= 2 && model.admission.queued === 1,
-    });
+    const queued = await postSse(
+      chatUrl(),
+      { model: 'single', messages: ask('waiter'), stream: true },
+      {
+        onFrame: (_frame, frames) => frames.length >= 2 && model.admission.queued === 1,
+      },
+    );
     expect(queued.json()[0].choices[0].delta.role).toBe('assistant');
     expect(await eventually(() => model.admission.queued === 0)).toBe(true);
     expect(model.admission.running).toBe(1);
@@ -287,7 +334,11 @@ describe('a stream waiting in the queue', () => {
   it('hears its opening frame, then its first heartbeat, while still queued, on all three APIs', async () => {
     const admission = gateway.registry.resolve('one-slot').admission;
     let release = false;
-    const holder = postSse(chatUrl(), { model: 'one-slot', messages: ask('hold the slot'), stream: true }, { onFrame: () => release });
+    const holder = postSse(
+      chatUrl(),
+      { model: 'one-slot', messages: ask('hold the slot'), stream: true },
+      { onFrame: () => release },
+    );
     expect(await eventually(() => admission.running === 1)).toBe(true);
     const queuedAtFirstBeat: number[] = [];
     const waitForFirstBeat = (isHeartbeat: (frame: WireFrame) => boolean) => (frame: WireFrame) => {
@@ -296,21 +347,49 @@ describe('a stream waiting in the queue', () => {
       return true;
     };
     const data = (frame: WireFrame) => (frame.kind === 'event' ? JSON.parse(frame.data) : {});
-    const chat = await postSse(chatUrl(), { model: 'one-slot', messages: ask('waiting'), stream: true }, { onFrame: waitForFirstBeat((frame) => isHeartbeat(data(frame))) });
-    const messages = await postSse(`${gateway.url}/v1/messages`, { model: 'one-slot', max_tokens: 10, messages: ask('waiting'), stream: true }, {
-      onFrame: waitForFirstBeat((frame) => frame.kind === 'event' && frame.event === 'ping'),
-    });
-    const responses = await postSse(`${gateway.url}/v1/responses`, { model: 'one-slot', input: 'waiting', stream: true }, {
-      onFrame: waitForFirstBeat((frame) => frame.kind === 'event' && frame.event === 'response.in_progress' && data(frame).sequence_number === 2),
-    });
+    const chat = await postSse(
+      chatUrl(),
+      { model: 'one-slot', messages: ask('waiting'), stream: true },
+      { onFrame: waitForFirstBeat((frame) => isHeartbeat(data(frame))) },
+    );
+    const messages = await postSse(
+      `${gateway.url}/v1/messages`,
+      { model: 'one-slot', max_tokens: 10, messages: ask('waiting'), stream: true },
+      {
+        onFrame: waitForFirstBeat((frame) => frame.kind === 'event' && frame.event === 'ping'),
+      },
+    );
+    const responses = await postSse(
+      `${gateway.url}/v1/responses`,
+      { model: 'one-slot', input: 'waiting', stream: true },
+      {
+        onFrame: waitForFirstBeat(
+          (frame) =>
+            frame.kind === 'event' && frame.event === 'response.in_progress' && data(frame).sequence_number === 2,
+        ),
+      },
+    );
     release = true;
     await holder;
 
     expect([chat.status, messages.status, responses.status]).toEqual([200, 200, 200]);
     expect(queuedAtFirstBeat).toEqual([1, 1, 1]);
-    expect(chat.json().map((chunk) => (chunk.choices[0].delta.role === 'assistant' ? 'role' : isHeartbeat(chunk) ? 'heartbeat' : 'other'))).toEqual(['role', 'heartbeat']);
-    expect(messages.frames.map((frame) => (frame.kind === 'event' ? frame.event : frame.kind))).toEqual(['message_start', 'ping']);
-    expect(responses.frames.map((frame) => (frame.kind === 'event' ? frame.event : frame.kind))).toEqual(['response.created', 'response.in_progress', 'response.in_progress']);
+    expect(
+      chat
+        .json()
+        .map((chunk) =>
+          chunk.choices[0].delta.role === 'assistant' ? 'role' : isHeartbeat(chunk) ? 'heartbeat' : 'other',
+        ),
+    ).toEqual(['role', 'heartbeat']);
+    expect(messages.frames.map((frame) => (frame.kind === 'event' ? frame.event : frame.kind))).toEqual([
+      'message_start',
+      'ping',
+    ]);
+    expect(responses.frames.map((frame) => (frame.kind === 'event' ? frame.event : frame.kind))).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.in_progress',
+    ]);
     expect(await eventually(() => admission.running === 0 && admission.queued === 0)).toBe(true);
   });
 });
@@ -330,7 +409,10 @@ describe('errors before the stream opens', () => {
   it('answers failed validation with 400 naming the field, through the SDK too', async () => {
     const response = await post(JSON.stringify({ model: 'stub', messages: [{ role: 'user', content: 42 }] }));
     expect(response.status).toBe(400);
-    expect((await readJson(response)).error).toMatchObject({ param: 'messages[0].content', message: expect.stringMatching(/^messages\[0\]\.content /) });
+    expect((await readJson(response)).error).toMatchObject({
+      param: 'messages[0].content',
+      message: expect.stringMatching(/^messages\[0\]\.content /),
+    });
 
     const failure = await client.chat.completions
       .create({ model: 'stub', messages: ask('x'), temperature: 7 })
@@ -340,7 +422,9 @@ describe('errors before the stream opens', () => {
   });
 
   it('answers an unknown model with 404 model_not_found, an invalid_request_error as OpenAI has it', async () => {
-    const failure = await client.chat.completions.create({ model: 'gpt-9', messages: ask('x') }).catch((error: unknown) => error);
+    const failure = await client.chat.completions
+      .create({ model: 'gpt-9', messages: ask('x') })
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
     expect((failure as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
     expect((failure as InstanceType<typeof OpenAI.NotFoundError>).type).toBe('invalid_request_error');
@@ -364,11 +448,19 @@ describe('errors before the stream opens', () => {
   it('answers a body that is not JSON with 415', async () => {
     const response = await post('hello', { 'content-type': 'text/plain' });
     expect(response.status).toBe(415);
-    expect((await readJson(response)).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/must be JSON/) });
+    expect((await readJson(response)).error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringMatching(/must be JSON/),
+    });
   });
 
   it('answers a missing or non-JSON body with 400, never a 500', async () => {
-    for (const response of [await post('', {}), await post('hello', { 'content-type': 'text/plain' }), await post('[]'), await post('null')]) {
+    for (const response of [
+      await post('', {}),
+      await post('hello', { 'content-type': 'text/plain' }),
+      await post('[]'),
+      await post('null'),
+    ]) {
       expect(response.status).toBeGreaterThanOrEqual(400);
       expect(response.status).toBeLessThan(500);
       expect((await readJson(response)).error.message).toEqual(expect.any(String));
@@ -396,19 +488,38 @@ describe('keep-alive modes', () => {
   });
 
   it('comments: `: keep-alive` comments for the whole stream and no heartbeat chunks', async () => {
-    const exchange = await postSse(`${comments.url}/v1/chat/completions`, { model: 'slow', messages: ask('a b c'), stream: true });
+    const exchange = await postSse(`${comments.url}/v1/chat/completions`, {
+      model: 'slow',
+      messages: ask('a b c'),
+      stream: true,
+    });
     const kinds = exchange.frames.map((frame) => frame.kind);
-    const firstContent = exchange.frames.findIndex((frame) => frame.kind === 'event' && frame.data.includes('"content":"a"'));
+    const firstContent = exchange.frames.findIndex(
+      (frame) => frame.kind === 'event' && frame.data.includes('"content":"a"'),
+    );
     expect(kinds.slice(0, firstContent).filter((kind) => kind === 'comment').length).toBeGreaterThanOrEqual(3);
     expect(kinds.slice(firstContent).filter((kind) => kind === 'comment').length).toBeGreaterThanOrEqual(1);
-    expect(exchange.frames.filter((frame) => frame.kind === 'comment').every((frame) => frame.kind === 'comment' && frame.comment === 'keep-alive')).toBe(true);
+    expect(
+      exchange.frames
+        .filter((frame) => frame.kind === 'comment')
+        .every((frame) => frame.kind === 'comment' && frame.comment === 'keep-alive'),
+    ).toBe(true);
     expect(exchange.json().filter(isHeartbeat)).toEqual([]);
   });
 
   it('off: neither heartbeats nor comments', async () => {
-    const exchange = await postSse(`${off.url}/v1/chat/completions`, { model: 'slow', messages: ask('a b c'), stream: true });
+    const exchange = await postSse(`${off.url}/v1/chat/completions`, {
+      model: 'slow',
+      messages: ask('a b c'),
+      stream: true,
+    });
     expect(exchange.frames.some((frame) => frame.kind === 'comment')).toBe(false);
     expect(exchange.json().filter(isHeartbeat)).toEqual([]);
-    expect(exchange.json().map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('a b c');
+    expect(
+      exchange
+        .json()
+        .map((chunk) => chunk.choices[0]?.delta.content ?? '')
+        .join(''),
+    ).toBe('a b c');
   });
 });

@@ -20,7 +20,9 @@ afterEach(() => {
 
 describe('gantry --config FILE --port N --host H (npm start -- …)', () => {
   it('serves the models of a YAML file on the given host and port, logging one line with the address', async () => {
-    const file = writeConfig('models:\n  - { name: echo, engine: stub }\n  - { name: slow, engine: stub, prefillMs: 1000, tokenIntervalMs: 30 }\n');
+    const file = writeConfig(
+      'models:\n  - { name: echo, engine: stub }\n  - { name: slow, engine: stub, prefillMs: 1000, tokenIntervalMs: 30 }\n',
+    );
     const cli = startCli(['--config', file, '--port', '0', '--host', '127.0.0.1']);
     const url = await cli.listening;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -60,7 +62,9 @@ describe('gantry --config FILE --port N --host H (npm start -- …)', () => {
     const file = writeConfig('models:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
-    expect(cli.output().stderr.trim()).toBe(`Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`);
+    expect(cli.output().stderr.trim()).toBe(
+      `Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`,
+    );
   });
 
   it('refuses an unknown flag or a bad port with usage', async () => {
@@ -74,7 +78,7 @@ describe('gantry --config FILE --port N --host H (npm start -- …)', () => {
 });
 
 describe('warnings at start', () => {
-  it("names the new key of each deprecated one the file uses, which still works", async () => {
+  it('names the new key of each deprecated one the file uses, which still works', async () => {
     const file = writeConfig(
       'auth:\n  apiKeys: [sk-a]\n  limits: { requestsPerMinute: 1, redisTimeoutMs: 150 }\nmodels:\n  - { name: echo, engine: stub }\n',
     );
@@ -91,11 +95,20 @@ describe('warnings at start', () => {
 
   it('warns once, naming auth.apiKeys, when an open gateway listens beyond this machine (one process, or a primary and its workers)', async () => {
     const open = (cli: ReturnType<typeof startCli>) =>
-      logLinesOf(cli.output().stdout).filter((line) => line.level === 40 && line.msg.startsWith('No API keys (auth.apiKeys) and listening on 0.0.0.0'));
+      logLinesOf(cli.output().stdout).filter(
+        (line) => line.level === 40 && line.msg.startsWith('No API keys (auth.apiKeys) and listening on 0.0.0.0'),
+      );
     const single = startCli(['--port', '0', '--host', '0.0.0.0']);
     await single.listening;
     expect(await eventually(() => open(single).length > 0)).toBe(true);
-    const workers = startCli(['--config', writeConfig('server: { workers: 2 }\nmodels:\n  - { name: echo, engine: stub }\n'), '--port', '0', '--host', '0.0.0.0']);
+    const workers = startCli([
+      '--config',
+      writeConfig('server: { workers: 2 }\nmodels:\n  - { name: echo, engine: stub }\n'),
+      '--port',
+      '0',
+      '--host',
+      '0.0.0.0',
+    ]);
     await workers.listening;
     expect(await eventually(() => open(workers).length > 0)).toBe(true);
     expect([open(single).length, open(workers).length]).toEqual([1, 1]);
@@ -128,14 +141,27 @@ describe('gantry check-config FILE (npm start -- check-config FILE)', () => {
     const { code, stdout, stderr } = await run(['check-config', file]);
     expect(code, stderr).toBe(0);
     expect(stdout).not.toContain('Gantry listening');
-    expect(stdout.split('\n')[0]).toBe(`# ${file}: valid. The effective configuration, defaults filled in, secrets masked:`);
+    expect(stdout.split('\n')[0]).toBe(
+      `# ${file}: valid. The effective configuration, defaults filled in, secrets masked:`,
+    );
     const effective = parse(stdout);
     expect(effective.server).toMatchObject({ host: '0.0.0.0', port: 0, workers: 1, bodyLimitBytes: 8 * 1024 * 1024 });
-    expect(effective.models[0]).toMatchObject({ name: 'fleet', maxQueue: 1024, routing: 'least-outstanding', apiKey: '***', headers: { 'x-token': '***' } });
+    expect(effective.models[0]).toMatchObject({
+      name: 'fleet',
+      maxQueue: 1024,
+      routing: 'least-outstanding',
+      apiKey: '***',
+      headers: { 'x-token': '***' },
+    });
     // A plugin's kind validates its entries, defaults included (its engine is never started: the key's variable is unset).
     expect(effective.models[1]).toMatchObject({ name: 'azure', engine: 'forward', authHeader: 'api-key' });
-    expect(effective.responses.redis).toEqual({ url: 'redis://:***@127.0.0.1:1/0', keyPrefix: 'gantry:responses:', timeoutMs: 1000 });
-    for (const secret of ['hunter2', 'an-encryption-key', 'sk-upstream-secret', 'tok-secret']) expect(stdout + stderr).not.toContain(secret);
+    expect(effective.responses.redis).toEqual({
+      url: 'redis://:***@127.0.0.1:1/0',
+      keyPrefix: 'gantry:responses:',
+      timeoutMs: 1000,
+    });
+    for (const secret of ['hunter2', 'an-encryption-key', 'sk-upstream-secret', 'tok-secret'])
+      expect(stdout + stderr).not.toContain(secret);
     // What a start would warn of, on stderr.
     expect(stderr).toMatch(/^Warning: No API keys \(auth\.apiKeys\) and listening on 0\.0\.0\.0/m);
   });
@@ -145,14 +171,20 @@ describe('gantry check-config FILE (npm start -- check-config FILE)', () => {
       writeConfig('server: { prot: 80 }\nmodels:\n  - { name: bad, engine: stub, prefillMs: -5 }\n'),
       writeConfig('models:\n  - { name: odd, engine: gpt }\n'),
       writeConfig(`plugins: [${PLUGIN}]\nmodels:\n  - { name: azure, engine: forward, baseUrl: nope, apiKeyEnv: K }\n`),
-      writeConfig('server: { workers: 2 }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n'),
+      writeConfig(
+        'server: { workers: 2 }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n',
+      ),
     ];
-    const outcomes = await Promise.all(files.map((file) => Promise.all([run(['check-config', file]), run(['--config', file, '--port', '0'])])));
+    const outcomes = await Promise.all(
+      files.map((file) => Promise.all([run(['check-config', file]), run(['--config', file, '--port', '0'])])),
+    );
     for (const [index, [checked, started]] of outcomes.entries()) {
       const file = files[index]!;
       expect(checked.code).toBe(1);
       expect(started.code).toBe(1);
-      expect(checked.stderr).toMatch(new RegExp(`^Invalid configuration \\(${file.replaceAll('/', '\\/').replaceAll('.', '\\.')}\\):\\n  - `));
+      expect(checked.stderr).toMatch(
+        new RegExp(`^Invalid configuration \\(${file.replaceAll('/', '\\/').replaceAll('.', '\\.')}\\):\\n  - `),
+      );
       expect(checked.stderr).toBe(started.stderr);
       expect(checked.stdout).toBe('');
     }

@@ -50,7 +50,8 @@ abstract class RecordingPlugin extends GenerationHook {
   protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
     // Apart from the hooks' names: the engine's `accepted` event is not the gateway's onAccepted.
     this.record(telemetry, `event ${event.type}`);
-    if (this.watched.has(telemetry) && event.type === 'text') texts.set(this.name, (texts.get(this.name) ?? '') + event.text);
+    if (this.watched.has(telemetry) && event.type === 'text')
+      texts.set(this.name, (texts.get(this.name) ?? '') + event.text);
   }
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
     this.record(telemetry, `end ${outcome.kind}`);
@@ -139,15 +140,33 @@ const WITH_KEY = { authorization: `Bearer ${KEY}`, 'x-test-run': '1' };
 
 /** A valid body of each generation API, and one that fails its validation. */
 const APIS = [
-  { path: '/v1/chat/completions', valid: { model: 'stub', messages: [{ role: 'user', content: 'one two three' }] }, invalid: { model: 'stub', messages: 'none' } },
+  {
+    path: '/v1/chat/completions',
+    valid: { model: 'stub', messages: [{ role: 'user', content: 'one two three' }] },
+    invalid: { model: 'stub', messages: 'none' },
+  },
   { path: '/v1/responses', valid: { model: 'stub', input: 'one two three' }, invalid: { model: 'stub', input: 7 } },
-  { path: '/v1/messages', valid: { model: 'stub', max_tokens: 16, messages: [{ role: 'user', content: 'one two three' }] }, invalid: { model: 'stub', max_tokens: 16, messages: 'none' } },
+  {
+    path: '/v1/messages',
+    valid: { model: 'stub', max_tokens: 16, messages: [{ role: 'user', content: 'one two three' }] },
+    invalid: { model: 'stub', max_tokens: 16, messages: 'none' },
+  },
 ] as const;
 
 /** What both plugins see of a request that ran to completion: they run as nested interceptors, `provided` outermost. */
 function servedRun(events: string[]): string[] {
   const eventLines = events.flatMap((event) => [`app:event ${event}`, `provided:event ${event}`]);
-  return ['provided:start', 'app:start', 'provided:accepted', 'app:accepted', 'provided:admitted', 'app:admitted', ...eventLines, 'app:end completed', 'provided:end completed'];
+  return [
+    'provided:start',
+    'app:start',
+    'provided:accepted',
+    'app:accepted',
+    'provided:admitted',
+    'app:admitted',
+    ...eventLines,
+    'app:end completed',
+    'provided:end completed',
+  ];
 }
 
 describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), validation and plugins’ GenerationHooks, through a real gateway', () => {
@@ -157,10 +176,16 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
     gateway = await startGateway(
       {
         auth: { apiKeys: [KEY], limits: { concurrentStreams: 1 } },
-        models: [{ name: 'stub', engine: 'stub' }, { name: 'slow', engine: 'stub', prefillMs: 60_000 }],
+        models: [
+          { name: 'stub', engine: 'stub' },
+          { name: 'slow', engine: 'stub', prefillMs: 60_000 },
+        ],
         observability: { logging: { level: 'warn' } },
       },
-      { plugins: [RecordingPluginsModule, PolicyPluginModule, EnhancersPluginModule], observability: { logDestination: logs.destination } },
+      {
+        plugins: [RecordingPluginsModule, PolicyPluginModule, EnhancersPluginModule],
+        observability: { logDestination: logs.destination },
+      },
     );
   });
   afterAll(() => gateway?.close());
@@ -171,7 +196,11 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
   });
 
   const post = (path: string, body: unknown, headers: Record<string, string>) =>
-    fetch(`${gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${gateway.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
 
   it('checks the key before the body: without one, even a bad body is a 401 in the protocol’s shape, and no plugin sees the request', async () => {
     for (const { path, invalid } of APIS) {
@@ -202,7 +231,9 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
       texts.clear();
       const exchange = await postSse(`${gateway.url}${path}`, { ...valid, stream: true }, { headers: WITH_KEY });
       expect(exchange.status).toBe(200);
-      const events = log.filter((entry) => entry.startsWith('provided:event ')).map((entry) => entry.slice('provided:event '.length));
+      const events = log
+        .filter((entry) => entry.startsWith('provided:event '))
+        .map((entry) => entry.slice('provided:event '.length));
       expect(events.filter((event) => event === 'text')).toHaveLength(3);
       expect(events.at(-1)).toBe('done');
       expect(log).toEqual(servedRun(events));
@@ -215,7 +246,9 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
     const response = await post(APIS[0].path, APIS[0].valid, WITH_KEY);
     const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
     expect(response.status).toBe(200);
-    const events = log.filter((entry) => entry.startsWith('app:event ')).map((entry) => entry.slice('app:event '.length));
+    const events = log
+      .filter((entry) => entry.startsWith('app:event '))
+      .map((entry) => entry.slice('app:event '.length));
     expect(log).toEqual(servedRun(events));
     expect(texts.get('app')).toBe(body.choices[0].message.content);
   });
@@ -274,7 +307,9 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
   });
 
   it('runs the plugin’s guard on Nest’s own routes too, as any APP_GUARD', async () => {
-    const refused = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}`, 'x-policy': 'refuse' } });
+    const refused = await fetch(`${gateway.url}/v1/models`, {
+      headers: { authorization: `Bearer ${KEY}`, 'x-policy': 'refuse' },
+    });
     expect(refused.status).toBe(403);
     expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).status).toBe(200);
   });

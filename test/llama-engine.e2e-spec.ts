@@ -30,8 +30,25 @@ beforeAll(async () => {
     models: [
       { name: 'tiny', engine: 'llama', modelPath, threads: 1, sequences: 2, contextSize: 1024 },
       { name: 'tiny-single', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 4096 },
-      { name: 'tiny-prefill', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 4096, batchSize: 32, gpu: false },
-      { name: 'tiny-no-think', engine: 'llama', modelPath, threads: 1, sequences: 1, contextSize: 256, disableReasoning: true },
+      {
+        name: 'tiny-prefill',
+        engine: 'llama',
+        modelPath,
+        threads: 1,
+        sequences: 1,
+        contextSize: 4096,
+        batchSize: 32,
+        gpu: false,
+      },
+      {
+        name: 'tiny-no-think',
+        engine: 'llama',
+        modelPath,
+        threads: 1,
+        sequences: 1,
+        contextSize: 256,
+        disableReasoning: true,
+      },
     ],
   });
   client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -53,7 +70,10 @@ const conversation = (text: string) => [
 ];
 /** The prompt as the model's ChatML template renders it, tokenized by the model's own tokenizer. */
 const promptTokenCount = (text: string) =>
-  vocab.tokenize(`<|im_start|>system\n${SYSTEM}<|im_end|>\n<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`, true).length;
+  vocab.tokenize(
+    `<|im_start|>system\n${SYSTEM}<|im_end|>\n<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`,
+    true,
+  ).length;
 const contentFrames = (frames: WireFrame[]) =>
   frames.flatMap((frame) => {
     if (frame.kind !== 'event' || frame.data === '[DONE]') return [];
@@ -109,7 +129,9 @@ describe('the llama engine over Chat Completions', () => {
       .on('text', (delta) => (streamed += delta))
       .finalMessage();
     // Random weights: an end-of-turn token is unlikely but possible, so either ending is valid.
-    expect(message.stop_reason === 'max_tokens' ? message.usage.output_tokens === 12 : message.stop_reason === 'end_turn').toBe(true);
+    expect(
+      message.stop_reason === 'max_tokens' ? message.usage.output_tokens === 12 : message.stop_reason === 'end_turn',
+    ).toBe(true);
     expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBe(expectedPrompt);
     expect(message.usage.output_tokens).toBeGreaterThan(0);
     expect(streamed.length).toBeGreaterThan(0);
@@ -119,15 +141,25 @@ describe('the llama engine over Chat Completions', () => {
       .stream({ model: 'tiny', instructions: SYSTEM, input: text, max_output_tokens: 12 })
       .on('response.output_text.delta', () => (deltas += 1))
       .finalResponse();
-    expect(response.status === 'incomplete' ? response.usage?.output_tokens === 12 : response.status === 'completed').toBe(true);
+    expect(
+      response.status === 'incomplete' ? response.usage?.output_tokens === 12 : response.status === 'completed',
+    ).toBe(true);
     expect(response.usage?.input_tokens).toBe(expectedPrompt);
     expect(deltas).toBeGreaterThan(1);
   });
 
   it('counts prompt tokens exactly for /v1/messages/count_tokens, as the generation then reports them', async () => {
-    const body = { model: 'tiny', system: 'Be brief.', messages: [{ role: 'user', content: 'Count these words please' }] };
+    const body = {
+      model: 'tiny',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Count these words please' }],
+    };
     const post = (path: string, extra: Record<string, unknown> = {}) =>
-      fetch(`${gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, ...extra }) }).then(readJson);
+      fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...body, ...extra }),
+      }).then(readJson);
     const counted = await post('/v1/messages/count_tokens');
     const answered = await post('/v1/messages', { max_tokens: 1 });
     expect(counted.input_tokens).toBeGreaterThan(5);
@@ -140,8 +172,17 @@ describe('the llama engine over Chat Completions', () => {
     const answer = free.choices[0].message.content ?? '';
     expect(answer.length).toBeGreaterThan(10);
     const stop = answer.slice(6, 10);
-    const stopped = await client.chat.completions.create({ model: 'tiny', messages, max_tokens: 40, temperature: 0, stop: [stop] });
-    expect(stopped.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: answer.slice(0, answer.indexOf(stop)) } });
+    const stopped = await client.chat.completions.create({
+      model: 'tiny',
+      messages,
+      max_tokens: 40,
+      temperature: 0,
+      stop: [stop],
+    });
+    expect(stopped.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { content: answer.slice(0, answer.indexOf(stop)) },
+    });
   });
 
   it('decodes two requests at once on two sequences: their tokens interleave', async () => {
@@ -166,7 +207,13 @@ describe('the llama engine over Chat Completions', () => {
     let queuedAtHeartbeat = -1;
     const first = postSse(
       chatUrl(),
-      { model: 'tiny-single', messages: conversation('I hold the only sequence'), stream: true, max_tokens: 3000, seed: 5 },
+      {
+        model: 'tiny-single',
+        messages: conversation('I hold the only sequence'),
+        stream: true,
+        max_tokens: 3000,
+        seed: 5,
+      },
       { onFrame: () => releaseFirst },
     );
     expect(await eventually(() => admission.running === 1)).toBe(true);
@@ -200,7 +247,10 @@ describe('the llama engine over Chat Completions', () => {
       seed: 11,
       response_format: {
         type: 'json_schema',
-        json_schema: { name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+        json_schema: {
+          name: 'place',
+          schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
       },
     });
     expect(completion.choices[0].message.content).toMatch(/^\{\s*"city"\s*:\s*"/);
@@ -246,7 +296,11 @@ describe('the llama engine over Chat Completions', () => {
     const text = ' hello world'.repeat(1700);
     expect(promptTokenCount(text)).toBeGreaterThan(3000);
     // Hang up at the opening frame: it leaves once the prompt is tokenized, long before ~100 batches are evaluated.
-    await postSse(chatUrl(), { model: 'tiny-prefill', messages: conversation(text), stream: true, max_tokens: 5 }, { onFrame: () => true });
+    await postSse(
+      chatUrl(),
+      { model: 'tiny-prefill', messages: conversation(text), stream: true, max_tokens: 5 },
+      { onFrame: () => true },
+    );
     expect(await eventually(() => engine.activeGenerations === 0, 10_000)).toBe(true);
     const after = engine.stats;
     expect(after.cancelledInPrefill - before.cancelledInPrefill).toBe(1);
@@ -271,26 +325,59 @@ describe('the llama engine’s answers at the start of a stream', () => {
     const text = ' hello world'.repeat(1000);
     const tokens = promptTokenCount(text);
     expect(tokens).toBeGreaterThan(1024);
-    const chat = await fetch(ownChatUrl(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny-cached', messages: conversation(text), stream: true }) });
+    const chat = await fetch(ownChatUrl(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny-cached', messages: conversation(text), stream: true }),
+    });
     expect(chat.status).toBe(400);
-    expect((await readJson(chat)).error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages', message: expect.stringContaining(`${tokens} tokens`) });
+    expect((await readJson(chat)).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'context_length_exceeded',
+      param: 'messages',
+      message: expect.stringContaining(`${tokens} tokens`),
+    });
 
     const anthropic = new Anthropic({ baseURL: own.url, apiKey: 'unused', maxRetries: 0 });
-    const refused = await anthropic.messages.create({ model: 'tiny-cached', system: SYSTEM, max_tokens: 5, messages: [{ role: 'user', content: text }], stream: true }).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const refused = await anthropic.messages
+      .create({
+        model: 'tiny-cached',
+        system: SYSTEM,
+        max_tokens: 5,
+        messages: [{ role: 'user', content: text }],
+        stream: true,
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(refused).toMatchObject({ status: 400, error: { error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > 1024 maximum` } } });
-    expect(await eventually(() => (own.registry.resolve('tiny-cached').engine as LlamaEngine).activeGenerations === 0)).toBe(true);
+    expect(refused).toMatchObject({
+      status: 400,
+      error: {
+        error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > 1024 maximum` },
+      },
+    });
+    expect(
+      await eventually(() => (own.registry.resolve('tiny-cached').engine as LlamaEngine).activeGenerations === 0),
+    ).toBe(true);
   });
 
   it('message_start carries the cached part of a prompt the sequence holds, as message_delta does', async () => {
-    const body = { model: 'tiny-cached', system: SYSTEM, max_tokens: 3, stream: true, messages: [{ role: 'user', content: 'Remember this prefix, then answer' }] };
+    const body = {
+      model: 'tiny-cached',
+      system: SYSTEM,
+      max_tokens: 3,
+      stream: true,
+      messages: [{ role: 'user', content: 'Remember this prefix, then answer' }],
+    };
     const usageOf = async () => {
       const exchange = await postSse(messagesUrl(), body);
       const payloads = exchange.json();
-      return { start: payloads.find((event) => event.type === 'message_start')?.message.usage, delta: payloads.find((event) => event.type === 'message_delta')?.usage };
+      return {
+        start: payloads.find((event) => event.type === 'message_start')?.message.usage,
+        delta: payloads.find((event) => event.type === 'message_delta')?.usage,
+      };
     };
     const prompt = promptTokenCount('Remember this prefix, then answer');
     await usageOf();
@@ -323,10 +410,20 @@ describe('the llama engine itself', () => {
     const request = generationRequest({
       messages: [
         userMessage('Weather in Paris?'),
-        { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+        },
         { role: 'tool', toolCallId: 'call_1', content: '{"celsius":21}' },
       ],
-      tools: [{ name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'get_weather',
+          description: 'Current weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      ],
     });
     const prompt = renderChatPrompt(engine.chatWrapper, engine.model.tokenizer, request);
     const text = engine.model.detokenize(prompt.tokens, true);
@@ -339,29 +436,51 @@ describe('the llama engine itself', () => {
 
   it('with disableReasoning, starts an answer the client did not ask reasoning of after an empty, closed thought', () => {
     const render = (overrides: Parameters<typeof generationRequest>[0]) => {
-      const prompt = renderChatPrompt(engineOf('tiny').chatWrapper, engineOf('tiny').model.tokenizer, generationRequest(overrides), true);
-      return { text: engineOf('tiny').model.detokenize(prompt.tokens, true), startsInReasoning: prompt.startsInReasoning };
+      const prompt = renderChatPrompt(
+        engineOf('tiny').chatWrapper,
+        engineOf('tiny').model.tokenizer,
+        generationRequest(overrides),
+        true,
+      );
+      return {
+        text: engineOf('tiny').model.detokenize(prompt.tokens, true),
+        startsInReasoning: prompt.startsInReasoning,
+      };
     };
-    expect(render({ reasoningOutput: 'hide' })).toEqual({ text: expect.stringMatching(/<\|im_start\|>assistant\n<think>\n\n<\/think>\n\n$/), startsInReasoning: false });
+    expect(render({ reasoningOutput: 'hide' })).toEqual({
+      text: expect.stringMatching(/<\|im_start\|>assistant\n<think>\n\n<\/think>\n\n$/),
+      startsInReasoning: false,
+    });
     expect(render({ reasoning: { enabled: false } }).text).toMatch(/assistant\n<think>\n\n<\/think>\n\n$/);
     // A thought the prompt opened is closed.
-    expect(render({ reasoningOutput: 'hide', messages: [userMessage('hi'), { role: 'assistant', content: '<think>' }] })).toEqual({
+    expect(
+      render({ reasoningOutput: 'hide', messages: [userMessage('hi'), { role: 'assistant', content: '<think>' }] }),
+    ).toEqual({
       text: expect.stringMatching(/assistant\n<think>\n<\/think>\n\n$/),
       startsInReasoning: false,
     });
     // Asked for, or not said: the template's own prompt.
-    expect(render({ reasoningOutput: 'show', reasoning: { enabled: true } }).text).toMatch(/<\|im_start\|>assistant\n$/);
+    expect(render({ reasoningOutput: 'show', reasoning: { enabled: true } }).text).toMatch(
+      /<\|im_start\|>assistant\n$/,
+    );
     expect(render({}).text).toMatch(/<\|im_start\|>assistant\n$/);
   });
 
   it('with disableReasoning, a request with reasoning off gets an answer where the prompt had opened a thought', async () => {
     const ask = (model: string) =>
       client.chat.completions.create({
-        model, max_tokens: 6, seed: 3, reasoning_effort: 'none',
-        messages: [{ role: 'user', content: 'Think about it' }, { role: 'assistant', content: '<think>' }],
+        model,
+        max_tokens: 6,
+        seed: 3,
+        reasoning_effort: 'none',
+        messages: [
+          { role: 'user', content: 'Think about it' },
+          { role: 'assistant', content: '<think>' },
+        ],
       });
     const [plain, closed] = await Promise.all([ask('tiny'), ask('tiny-no-think')]);
-    const reasoningOf = (answer: OpenAI.ChatCompletion) => (answer.choices[0].message as { reasoning_content?: string }).reasoning_content;
+    const reasoningOf = (answer: OpenAI.ChatCompletion) =>
+      (answer.choices[0].message as { reasoning_content?: string }).reasoning_content;
     expect(reasoningOf(plain)?.length).toBeGreaterThan(0);
     expect(plain.choices[0].message.content ?? '').toBe('');
     expect(reasoningOf(closed)).toBeUndefined();
@@ -369,7 +488,9 @@ describe('the llama engine itself', () => {
   });
 
   it('closes while a generation runs: the stream fails in-band and nothing crashes', async () => {
-    const own = await startGateway({ models: [{ name: 'tiny', engine: 'llama', modelPath, threads: 1, sequences: 1 }] });
+    const own = await startGateway({
+      models: [{ name: 'tiny', engine: 'llama', modelPath, threads: 1, sequences: 1 }],
+    });
     const engine = own.registry.resolve('tiny').engine as LlamaEngine;
     const events: string[] = [];
     const subscription = engine.generate(generationRequest({ sampling: { stop: [], maxTokens: 3000 } })).subscribe({

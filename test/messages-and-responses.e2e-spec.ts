@@ -10,7 +10,12 @@ const MODELS = [
   { name: 'stub', engine: 'stub' },
   { name: 'slow', engine: 'stub', prefillMs: 1000, tokenIntervalMs: 200 },
   { name: 'thinker', engine: 'stub', reasoning: 'weigh it first' },
-  { name: 'slow-thinker', engine: 'stub', reasoning: 'one two three four five six seven eight nine ten', tokenIntervalMs: 40 },
+  {
+    name: 'slow-thinker',
+    engine: 'stub',
+    reasoning: 'one two three four five six seven eight nine ten',
+    tokenIntervalMs: 40,
+  },
   { name: 'flaky', engine: 'stub', prefillMs: 250, failAfterTokens: 1, failWith: 'overloaded' },
   { name: 'single', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 0 },
 ];
@@ -21,7 +26,11 @@ let openai: OpenAI;
 const warnings: unknown[] = [];
 
 beforeAll(async () => {
-  gateway = await startGateway({ keepalive: { mode: 'chunks', intervalMs: 100 }, server: { bodyLimitBytes: 64 * 1024 }, models: MODELS });
+  gateway = await startGateway({
+    keepalive: { mode: 'chunks', intervalMs: 100 },
+    server: { bodyLimitBytes: 64 * 1024 },
+    models: MODELS,
+  });
   anthropic = new Anthropic({ baseURL: gateway.url, apiKey: 'test-key', maxRetries: 0 });
   openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test-key', maxRetries: 0 });
   vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args));
@@ -35,12 +44,20 @@ afterEach(() => {
   expect(warnings).toEqual([]);
 });
 
-const weatherTool = { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
+const weatherTool = {
+  name: 'get_weather',
+  description: 'Weather for a city',
+  input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } },
+};
 const events = (frames: WireFrame[]) => frames.flatMap((frame) => (frame.kind === 'event' ? [frame] : []));
 
 describe('Anthropic Messages with @anthropic-ai/sdk', () => {
   it('messages.create answers with a text block, end_turn and usage', async () => {
-    const message = await anthropic.messages.create({ model: 'stub', max_tokens: 100, messages: [{ role: 'user', content: 'Hello Claude client' }] });
+    const message = await anthropic.messages.create({
+      model: 'stub',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Hello Claude client' }],
+    });
     expect(message.content).toEqual([{ type: 'text', text: 'Hello Claude client' }]);
     expect(message.stop_reason).toBe('end_turn');
     expect(message.usage).toMatchObject({ input_tokens: 3, output_tokens: 3 });
@@ -59,13 +76,21 @@ describe('Anthropic Messages with @anthropic-ai/sdk', () => {
     stream.on('text', (text) => (streamedText += text));
     const message = await stream.finalMessage();
     expect(message.content.map((block) => block.type)).toEqual(['thinking', 'text']);
-    expect(message.content[0]).toMatchObject({ type: 'thinking', thinking: 'weigh it first', signature: expect.any(String) });
+    expect(message.content[0]).toMatchObject({
+      type: 'thinking',
+      thinking: 'weigh it first',
+      signature: expect.any(String),
+    });
     expect(streamedText).toBe('the verdict');
     expect(message.usage).toMatchObject({ input_tokens: 5, output_tokens: 5 });
   });
 
   it('sends no thinking block without thinking enabled, streamed or whole; the usage counts the reasoning', async () => {
-    const request = { model: 'thinker', max_tokens: 100, messages: [{ role: 'user' as const, content: 'the verdict' }] };
+    const request = {
+      model: 'thinker',
+      max_tokens: 100,
+      messages: [{ role: 'user' as const, content: 'the verdict' }],
+    };
     const answers = [
       await anthropic.messages.create(request),
       await anthropic.messages.create({ ...request, thinking: { type: 'disabled' } }),
@@ -76,7 +101,10 @@ describe('Anthropic Messages with @anthropic-ai/sdk', () => {
       expect(message.content).toEqual([{ type: 'text', text: 'the verdict' }]);
       expect(message.usage.output_tokens).toBe(5);
     }
-    const adaptive = await anthropic.messages.create({ ...request, thinking: { type: 'adaptive' } } as Anthropic.MessageCreateParamsNonStreaming);
+    const adaptive = await anthropic.messages.create({
+      ...request,
+      thinking: { type: 'adaptive' },
+    } as Anthropic.MessageCreateParamsNonStreaming);
     expect(adaptive.content.map((block) => block.type)).toEqual(['thinking', 'text']);
   });
 
@@ -91,14 +119,22 @@ describe('Anthropic Messages with @anthropic-ai/sdk', () => {
     const first = await anthropic.messages.stream(request).finalMessage();
     expect(first.stop_reason).toBe('tool_use');
     const toolUse = first.content.find((block) => block.type === 'tool_use');
-    expect(toolUse).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: 'Lyon' }, id: expect.any(String) });
+    expect(toolUse).toMatchObject({
+      type: 'tool_use',
+      name: 'get_weather',
+      input: { city: 'Lyon' },
+      id: expect.any(String),
+    });
 
     const second = await anthropic.messages.create({
       ...request,
       messages: [
         ...request.messages,
         { role: 'assistant', content: first.content },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: (toolUse as { id: string }).id, content: 'rain in Lyon' }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: (toolUse as { id: string }).id, content: 'rain in Lyon' }],
+        },
       ],
     });
     expect(second.content).toEqual([{ type: 'text', text: 'rain in Lyon' }]);
@@ -106,35 +142,65 @@ describe('Anthropic Messages with @anthropic-ai/sdk', () => {
   });
 
   it('reports max_tokens and stop_sequence stops', async () => {
-    const limited = await anthropic.messages.stream({ model: 'stub', max_tokens: 2, messages: [{ role: 'user', content: 'a b c d' }] }).finalMessage();
+    const limited = await anthropic.messages
+      .stream({ model: 'stub', max_tokens: 2, messages: [{ role: 'user', content: 'a b c d' }] })
+      .finalMessage();
     expect(limited).toMatchObject({ stop_reason: 'max_tokens', content: [{ type: 'text', text: 'a b' }] });
-    const stopped = await anthropic.messages.create({ model: 'stub', max_tokens: 50, stop_sequences: ['STOP'], messages: [{ role: 'user', content: 'go go STOP never' }] });
-    expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'STOP', content: [{ type: 'text', text: 'go go ' }] });
+    const stopped = await anthropic.messages.create({
+      model: 'stub',
+      max_tokens: 50,
+      stop_sequences: ['STOP'],
+      messages: [{ role: 'user', content: 'go go STOP never' }],
+    });
+    expect(stopped).toMatchObject({
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'STOP',
+      content: [{ type: 'text', text: 'go go ' }],
+    });
   });
 
   it('surfaces an engine failure after a ping as an error with its Anthropic type', async () => {
-    const stream = anthropic.messages.stream({ model: 'flaky', max_tokens: 50, messages: [{ role: 'user', content: 'x y z' }] });
+    const stream = anthropic.messages.stream({
+      model: 'flaky',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'x y z' }],
+    });
     const failure = await stream.finalMessage().catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Anthropic.APIError);
     expect(JSON.stringify((failure as InstanceType<typeof Anthropic.APIError>).error)).toContain('overloaded_error');
   });
 
   it('answers errors before the stream in Anthropic shape: 400, 404, 529 when the queue is full', async () => {
-    const invalid = await anthropic.messages.create({ model: 'stub', max_tokens: 0, messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const invalid = await anthropic.messages
+      .create({ model: 'stub', max_tokens: 0, messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(invalid).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((invalid as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect((invalid as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error' },
+    });
 
-    const missing = await anthropic.messages.create({ model: 'nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const missing = await anthropic.messages
+      .create({ model: 'nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
 
     const model = gateway.registry.resolve('single');
     const release = { now: false };
-    const holder = postSse(`${gateway.url}/v1/messages`, { model: 'single', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hold' }] }, { onFrame: () => release.now });
+    const holder = postSse(
+      `${gateway.url}/v1/messages`,
+      { model: 'single', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hold' }] },
+      { onFrame: () => release.now },
+    );
     await eventually(() => model.admission.running === 1);
-    const overloaded = await anthropic.messages.create({ model: 'single', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const overloaded = await anthropic.messages
+      .create({ model: 'single', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(overloaded).toBeInstanceOf(Anthropic.APIError);
     expect((overloaded as InstanceType<typeof Anthropic.APIError>).status).toBe(529);
-    expect((overloaded as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ error: { type: 'overloaded_error' } });
+    expect((overloaded as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+      error: { type: 'overloaded_error' },
+    });
     release.now = true;
     await holder;
     expect(await eventually(() => model.admission.running === 0)).toBe(true);
@@ -144,21 +210,33 @@ describe('Anthropic Messages with @anthropic-ai/sdk', () => {
     const response = await fetch(`${gateway.url}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'k' },
-      body: JSON.stringify({ model: 'stub', max_tokens: 5, messages: [{ role: 'user', content: 'x'.repeat(100_000) }] }),
+      body: JSON.stringify({
+        model: 'stub',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'x'.repeat(100_000) }],
+      }),
     });
     expect(response.status).toBe(413);
     expect(await readJson(response)).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
   });
 
   it('counts tokens', async () => {
-    const counted = await anthropic.messages.countTokens({ model: 'stub', system: 'be nice', messages: [{ role: 'user', content: 'one two three' }] });
+    const counted = await anthropic.messages.countTokens({
+      model: 'stub',
+      system: 'be nice',
+      messages: [{ role: 'user', content: 'one two three' }],
+    });
     expect(counted.input_tokens).toBe(5);
   });
 });
 
 describe('OpenAI Responses with the openai SDK', () => {
   it('responses.create answers with a message item, output_text and usage', async () => {
-    const response = await openai.responses.create({ model: 'stub', input: 'Hello responses', instructions: 'Be brief.' });
+    const response = await openai.responses.create({
+      model: 'stub',
+      input: 'Hello responses',
+      instructions: 'Be brief.',
+    });
     expect(response.status).toBe('completed');
     expect(response.output_text).toBe('Hello responses');
     expect(response.usage).toMatchObject({ input_tokens: 4, output_tokens: 2, total_tokens: 6 });
@@ -171,7 +249,10 @@ describe('OpenAI Responses with the openai SDK', () => {
     stream.on('response.output_text.delta', (event) => (deltas += event.delta));
     const response = await stream.finalResponse();
     expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
-    expect(response.output[0]).toMatchObject({ type: 'reasoning', content: [{ type: 'reasoning_text', text: 'weigh it first' }] });
+    expect(response.output[0]).toMatchObject({
+      type: 'reasoning',
+      content: [{ type: 'reasoning_text', text: 'weigh it first' }],
+    });
     expect(response.output_text).toBe('final words');
     expect(deltas).toBe('final words');
     expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(3);
@@ -179,7 +260,9 @@ describe('OpenAI Responses with the openai SDK', () => {
 
   it('streams a function call, and takes the function output back to a text answer', async () => {
     const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object' }, strict: false }];
-    const first = await openai.responses.stream({ model: 'stub', input: '{"city":"Oslo"}', tools, tool_choice: 'required' }).finalResponse();
+    const first = await openai.responses
+      .stream({ model: 'stub', input: '{"city":"Oslo"}', tools, tool_choice: 'required' })
+      .finalResponse();
     const call = first.output.find((item) => item.type === 'function_call');
     expect(call).toMatchObject({ type: 'function_call', name: 'get_weather', status: 'completed' });
     expect(JSON.parse((call as { arguments: string }).arguments)).toEqual({ city: 'Oslo' });
@@ -190,7 +273,12 @@ describe('OpenAI Responses with the openai SDK', () => {
       tool_choice: 'required',
       input: [
         { role: 'user', content: '{"city":"Oslo"}' },
-        { type: 'function_call', call_id: (call as { call_id: string }).call_id, name: 'get_weather', arguments: (call as { arguments: string }).arguments },
+        {
+          type: 'function_call',
+          call_id: (call as { call_id: string }).call_id,
+          name: 'get_weather',
+          arguments: (call as { arguments: string }).arguments,
+        },
         { type: 'function_call_output', call_id: (call as { call_id: string }).call_id, output: 'snow in Oslo' },
       ],
     });
@@ -207,16 +295,28 @@ describe('OpenAI Responses with the openai SDK', () => {
   it('ends with response.failed when the engine fails after a heartbeat', async () => {
     const exchange = await postSse(`${gateway.url}/v1/responses`, { model: 'flaky', input: 'x y z', stream: true });
     const last = JSON.parse(events(exchange.frames).at(-1)!.data);
-    expect(last).toMatchObject({ type: 'response.failed', response: { status: 'failed', error: { code: 'rate_limit_exceeded' } } });
-    expect(events(exchange.frames).some((frame) => frame.event === 'response.in_progress' && JSON.parse(frame.data).sequence_number > 1)).toBe(true);
+    expect(last).toMatchObject({
+      type: 'response.failed',
+      response: { status: 'failed', error: { code: 'rate_limit_exceeded' } },
+    });
+    expect(
+      events(exchange.frames).some(
+        (frame) => frame.event === 'response.in_progress' && JSON.parse(frame.data).sequence_number > 1,
+      ),
+    ).toBe(true);
 
     // The SDK helper ends on the terminal event: the final response says it failed, and why.
     const failed = await openai.responses.stream({ model: 'flaky', input: 'x y z' }).finalResponse();
-    expect(failed).toMatchObject({ status: 'failed', error: { code: 'rate_limit_exceeded', message: expect.stringMatching(/failed after 1 tokens/) } });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: { code: 'rate_limit_exceeded', message: expect.stringMatching(/failed after 1 tokens/) },
+    });
   });
 
   it('refuses stored state with a clear 400', async () => {
-    const failure = await openai.responses.create({ model: 'stub', input: 'x', previous_response_id: 'resp_old' }).catch((error: unknown) => error);
+    const failure = await openai.responses
+      .create({ model: 'stub', input: 'x', previous_response_id: 'resp_old' })
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(OpenAI.BadRequestError);
     expect((failure as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('previous_response_id');
   });
@@ -227,7 +327,15 @@ describe('POST /v1/responses/input_tokens with the openai SDK', () => {
   let upstream: MockUpstream;
   let counting: RunningGateway;
   let client: OpenAI;
-  const tools = [{ type: 'function' as const, name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+  const tools = [
+    {
+      type: 'function' as const,
+      name: 'get_weather',
+      description: 'Weather for a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      strict: false,
+    },
+  ];
 
   beforeAll(async () => {
     upstream = await startMockUpstream();
@@ -247,7 +355,12 @@ describe('POST /v1/responses/input_tokens with the openai SDK', () => {
 
   it('counts the prompt a create would send, as the engine counts it: the stub, and an upstream through its tokenizer', async () => {
     for (const model of ['stub', 'upstream']) {
-      const body = { model, instructions: 'Be brief.', input: [{ role: 'user' as const, content: 'what is the weather in Paris today' }], tools };
+      const body = {
+        model,
+        instructions: 'Be brief.',
+        input: [{ role: 'user' as const, content: 'what is the weather in Paris today' }],
+        tools,
+      };
       const counted = await client.responses.inputTokens.count(body);
       expect(counted).toEqual({ object: 'response.input_tokens', input_tokens: expect.any(Number) });
       const created = await client.responses.create({ ...body, tool_choice: 'none' });
@@ -255,8 +368,14 @@ describe('POST /v1/responses/input_tokens with the openai SDK', () => {
     }
     // The upstream's own count: its tokenizer was asked, with the messages and tools a create sends.
     const asked = upstream.state.received.filter((received) => received.path === '/tokenize').at(-1)!;
-    expect(asked.body).toMatchObject({ messages: [{ role: 'system' }, { role: 'user' }], tools: [{ type: 'function', function: { name: 'get_weather' } }] });
-    const bigger = await client.responses.inputTokens.count({ model: 'upstream', input: 'one two three four five six seven eight nine ten' });
+    expect(asked.body).toMatchObject({
+      messages: [{ role: 'system' }, { role: 'user' }],
+      tools: [{ type: 'function', function: { name: 'get_weather' } }],
+    });
+    const bigger = await client.responses.inputTokens.count({
+      model: 'upstream',
+      input: 'one two three four five six seven eight nine ten',
+    });
     const smaller = await client.responses.inputTokens.count({ model: 'upstream', input: 'one two' });
     expect(bigger.input_tokens - smaller.input_tokens).toBe(8);
   });
@@ -266,19 +385,32 @@ describe('POST /v1/responses/input_tokens with the openai SDK', () => {
     const continued = { model: 'upstream', previous_response_id: first.id, input: 'what do I like' };
     const counted = await client.responses.inputTokens.count(continued);
     expect(counted.input_tokens).toBe((await client.responses.create(continued)).usage!.input_tokens);
-    expect(counted.input_tokens).toBeGreaterThan((await client.responses.inputTokens.count({ model: 'upstream', input: 'what do I like' })).input_tokens);
+    expect(counted.input_tokens).toBeGreaterThan(
+      (await client.responses.inputTokens.count({ model: 'upstream', input: 'what do I like' })).input_tokens,
+    );
 
     const answer = first.output.find((item) => item.type === 'message')!;
-    const referenced = await client.responses.inputTokens.count({ model: 'upstream', input: [{ type: 'item_reference', id: answer.id }, { role: 'user', content: 'again' }] });
-    expect(referenced.input_tokens).toBeGreaterThan((await client.responses.inputTokens.count({ model: 'upstream', input: 'again' })).input_tokens);
-    await expect(client.responses.inputTokens.count({ model: 'stub', previous_response_id: 'resp_unknown', input: 'x' })).rejects.toMatchObject({
+    const referenced = await client.responses.inputTokens.count({
+      model: 'upstream',
+      input: [
+        { type: 'item_reference', id: answer.id },
+        { role: 'user', content: 'again' },
+      ],
+    });
+    expect(referenced.input_tokens).toBeGreaterThan(
+      (await client.responses.inputTokens.count({ model: 'upstream', input: 'again' })).input_tokens,
+    );
+    await expect(
+      client.responses.inputTokens.count({ model: 'stub', previous_response_id: 'resp_unknown', input: 'x' }),
+    ).rejects.toMatchObject({
       status: 400,
       error: { param: 'previous_response_id' },
     });
   });
 
   it('validates like a create: 400s in OpenAI shape naming the field, 404 for an unknown model, 401 without the key', async () => {
-    const refusal = (body: Record<string, unknown>) => client.responses.inputTokens.count(body as never).catch((error: unknown) => error);
+    const refusal = (body: Record<string, unknown>) =>
+      client.responses.inputTokens.count(body as never).catch((error: unknown) => error);
     for (const [body, param] of [
       [{ input: 'x' }, 'model'],
       [{ model: 'stub', input: 5 }, 'input'],
@@ -288,16 +420,23 @@ describe('POST /v1/responses/input_tokens with the openai SDK', () => {
     ] as const) {
       const error = await refusal(body);
       expect(error, JSON.stringify(body)).toBeInstanceOf(OpenAI.BadRequestError);
-      expect((error as InstanceType<typeof OpenAI.BadRequestError>).error, JSON.stringify(body)).toMatchObject({ type: 'invalid_request_error', param });
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).error, JSON.stringify(body)).toMatchObject({
+        type: 'invalid_request_error',
+        param,
+      });
     }
     expect(await refusal({ model: 'nope', input: 'x' })).toBeInstanceOf(OpenAI.NotFoundError);
     const keyless = new OpenAI({ baseURL: `${counting.url}/v1`, apiKey: 'sk-wrong', maxRetries: 0 });
-    expect(await keyless.responses.inputTokens.count({ model: 'stub', input: 'x' }).catch((error: unknown) => error)).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(
+      await keyless.responses.inputTokens.count({ model: 'stub', input: 'x' }).catch((error: unknown) => error),
+    ).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
   it('is refused with 503 while the gateway drains', async () => {
     counting.app.get(LifecycleService).beginDrain();
-    const refused = await client.responses.inputTokens.count({ model: 'stub', input: 'x' }).catch((error: unknown) => error);
+    const refused = await client.responses.inputTokens
+      .count({ model: 'stub', input: 'x' })
+      .catch((error: unknown) => error);
     expect(refused).toMatchObject({ status: 503, error: { code: 'shutting_down' } });
   });
 });
@@ -307,11 +446,20 @@ describe('Chat Completions parity', () => {
     const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } }];
     const ask = (parallel: boolean) =>
       openai.chat.completions
-        .stream({ model: 'stub', messages: [{ role: 'user', content: '[{"q":"a"},{"q":"b"}]' }], tools, tool_choice: 'required', parallel_tool_calls: parallel })
+        .stream({
+          model: 'stub',
+          messages: [{ role: 'user', content: '[{"q":"a"},{"q":"b"}]' }],
+          tools,
+          tool_choice: 'required',
+          parallel_tool_calls: parallel,
+        })
         .finalChatCompletion();
     const parallel = await ask(true);
     const calls = parallel.choices[0].message.tool_calls ?? [];
-    expect(calls.map((call) => call.type === 'function' && JSON.parse(call.function.arguments))).toEqual([{ q: 'a' }, { q: 'b' }]);
+    expect(calls.map((call) => call.type === 'function' && JSON.parse(call.function.arguments))).toEqual([
+      { q: 'a' },
+      { q: 'b' },
+    ]);
     expect(new Set(calls.map((call) => call.id)).size).toBe(2);
     expect((await ask(false)).choices[0].message.tool_calls).toHaveLength(1);
   });
@@ -319,7 +467,12 @@ describe('Chat Completions parity', () => {
 
 describe('the wire frames of the heartbeats', () => {
   it('Anthropic: message_start first, then at least 5 pings before the first block, none after', async () => {
-    const exchange = await postSse(`${gateway.url}/v1/messages`, { model: 'slow', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'a b' }] });
+    const exchange = await postSse(`${gateway.url}/v1/messages`, {
+      model: 'slow',
+      max_tokens: 20,
+      stream: true,
+      messages: [{ role: 'user', content: 'a b' }],
+    });
     const names = events(exchange.frames).map((frame) => frame.event);
     expect(names[0]).toBe('message_start');
     const firstBlock = names.indexOf('content_block_start');
@@ -338,7 +491,9 @@ describe('the wire frames of the heartbeats', () => {
     const names = frames.map((frame) => frame.event);
     const firstBlock = names.indexOf('content_block_start');
     expect(names.slice(1, firstBlock).filter((name) => name === 'ping').length).toBeGreaterThanOrEqual(2);
-    const blocks = frames.flatMap((frame) => (frame.event === 'content_block_start' ? [JSON.parse(frame.data).content_block.type] : []));
+    const blocks = frames.flatMap((frame) =>
+      frame.event === 'content_block_start' ? [JSON.parse(frame.data).content_block.type] : [],
+    );
     expect(blocks).toEqual(['text']);
     expect(JSON.parse(frames.find((frame) => frame.event === 'message_delta')!.data).usage.output_tokens).toBe(12);
   });

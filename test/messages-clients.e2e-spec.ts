@@ -15,13 +15,19 @@ import { postSse, type SseExchange } from './support/sse-client.js';
 /** Real clients on their defaults: Claude Code, LangChain's ChatAnthropic, the SDKs' model calls. */
 
 const ANTHROPIC_HEADERS = { 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-unused' };
-const CLAUDE_CODE_HEADERS = { ...ANTHROPIC_HEADERS, 'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14' };
+const CLAUDE_CODE_HEADERS = {
+  ...ANTHROPIC_HEADERS,
+  'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14',
+};
 const bashTool = {
   name: 'Bash',
   description: 'Runs a shell command.',
   input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
 };
-const weatherTool = { name: 'get_weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
+const weatherTool = {
+  name: 'get_weather',
+  input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } },
+};
 
 let dir: string;
 let mock: MockUpstream;
@@ -39,7 +45,8 @@ async function contextRefusingUpstream(): Promise<Server> {
     request.on('end', () => {
       const body = JSON.stringify({
         error: {
-          message: "This model's maximum context length is 4096 tokens. However, you requested 5120 tokens (4608 in the messages, 512 in the completion). Please reduce the length of the messages or completion.",
+          message:
+            "This model's maximum context length is 4096 tokens. However, you requested 5120 tokens (4608 in the messages, 512 in the completion). Please reduce the length of the messages or completion.",
           type: 'BadRequestError',
           param: null,
           code: 400,
@@ -56,7 +63,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gantry-clients-'));
   const modelPath = join(dir, 'tiny.gguf');
   writeTinyGguf(modelPath);
-  [mock, noTokenizer] = await Promise.all([startMockUpstream({ servedModel: 'org/served-model' }), startMockUpstream({ servedModel: 'org/served-model' })]);
+  [mock, noTokenizer] = await Promise.all([
+    startMockUpstream({ servedModel: 'org/served-model' }),
+    startMockUpstream({ servedModel: 'org/served-model' }),
+  ]);
   contextUpstream = await contextRefusingUpstream();
   const vllm = { engine: 'http', upstreams: [mock.url], upstreamModel: 'org/served-model', healthCheckIntervalMs: 0 };
   gateway = await startGateway({
@@ -90,19 +100,26 @@ afterAll(async () => {
 
 const messagesUrl = (query = '') => `${gateway.url}/v1/messages${query}`;
 const eventsOf = (exchange: SseExchange) =>
-  exchange.frames.flatMap((frame) => (frame.kind === 'event' ? [{ event: frame.event, data: JSON.parse(frame.data), at: frame.at }] : []));
-const payload = (exchange: SseExchange, event: string) => eventsOf(exchange).find((frame) => frame.event === event)?.data;
+  exchange.frames.flatMap((frame) =>
+    frame.kind === 'event' ? [{ event: frame.event, data: JSON.parse(frame.data), at: frame.at }] : [],
+  );
+const payload = (exchange: SseExchange, event: string) =>
+  eventsOf(exchange).find((frame) => frame.event === event)?.data;
 const textOf = (exchange: SseExchange) =>
   eventsOf(exchange)
     .filter((frame) => frame.event === 'content_block_delta' && frame.data.delta.type === 'text_delta')
     .map((frame) => frame.data.delta.text)
     .join('');
 const countTokens = async (body: Record<string, unknown>) =>
-  (await readJson(await fetch(`${gateway.url}/v1/messages/count_tokens?beta=true`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...CLAUDE_CODE_HEADERS },
-    body: JSON.stringify(body),
-  }))).input_tokens as number;
+  (
+    await readJson(
+      await fetch(`${gateway.url}/v1/messages/count_tokens?beta=true`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...CLAUDE_CODE_HEADERS },
+        body: JSON.stringify(body),
+      }),
+    )
+  ).input_tokens as number;
 
 /** What Claude Code 2.1 sends for `claude -p "say hi"`, trimmed: cached system blocks, tools, a system message mid-conversation. */
 const claudeCodeBody = (model: string) => ({
@@ -135,9 +152,19 @@ describe('Claude Code on its defaults', () => {
   });
 
   it('accepts a system message whose content is a plain string, and counts it like the others', async () => {
-    const body = { model: 'stub', messages: [{ role: 'user', content: 'one two' }, { role: 'system', content: 'three four five' }, { role: 'user', content: 'six' }] };
+    const body = {
+      model: 'stub',
+      messages: [
+        { role: 'user', content: 'one two' },
+        { role: 'system', content: 'three four five' },
+        { role: 'user', content: 'six' },
+      ],
+    };
     expect(await countTokens(body)).toBe(6);
-    const message = await anthropic.messages.create({ ...body, max_tokens: 10 } as Anthropic.MessageCreateParamsNonStreaming);
+    const message = await anthropic.messages.create({
+      ...body,
+      max_tokens: 10,
+    } as Anthropic.MessageCreateParamsNonStreaming);
     expect(message.content).toEqual([{ type: 'text', text: 'six' }]);
     expect(message.usage.input_tokens).toBe(6);
   });
@@ -149,12 +176,18 @@ describe('Claude Code on its defaults', () => {
       body: JSON.stringify({
         model: 'stub',
         max_tokens: 10,
-        messages: [{ role: 'user', content: 'x' }, { role: 'system', content: [{ type: 'tool_result', tool_use_id: 'a' }] }],
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'system', content: [{ type: 'tool_result', tool_use_id: 'a' }] },
+        ],
       }),
     });
     expect(response.status).toBe(400);
     const body = await readJson(response);
-    expect(body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/messages\[1\]\.content/) } });
+    expect(body).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringMatching(/messages\[1\]\.content/) },
+    });
   });
 
   it('refuses a conversation of system messages only: there is nothing to answer', async () => {
@@ -164,7 +197,10 @@ describe('Claude Code on its defaults', () => {
       body: JSON.stringify({ model: 'stub', max_tokens: 10, messages: [{ role: 'system', content: 'x' }] }),
     });
     expect(response.status).toBe(400);
-    expect((await readJson(response)).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/^messages /) });
+    expect((await readJson(response)).error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringMatching(/^messages /),
+    });
   });
 
   it('gives the engine the mid-conversation system message at its place', async () => {
@@ -172,7 +208,9 @@ describe('Claude Code on its defaults', () => {
     expect(exchange.status).toBe(200);
     expect(textOf(exchange)).toBe('say hi');
     const sent = mock.state.received.filter((request) => request.path.endsWith('/chat/completions')).at(-1)!.body;
-    expect((sent.messages as Array<{ role: string; content: string }>).map((message) => [message.role, message.content])).toEqual([
+    expect(
+      (sent.messages as Array<{ role: string; content: string }>).map((message) => [message.role, message.content]),
+    ).toEqual([
       ['system', 'You are Claude Code, an interactive CLI.\nBe concise.'],
       ['user', '<system-reminder>Context: a repo.</system-reminder>'],
       ['system', 'The user is in plan mode.'],
@@ -192,7 +230,11 @@ describe('message_start carries the prompt’s input tokens (LangChain reads the
   });
 
   it('stub, through the SDK stream: the message_start event and the final message agree', async () => {
-    const stream = anthropic.messages.stream({ model: 'stub', max_tokens: 20, messages: [{ role: 'user', content: 'alpha beta gamma' }] });
+    const stream = anthropic.messages.stream({
+      model: 'stub',
+      max_tokens: 20,
+      messages: [{ role: 'user', content: 'alpha beta gamma' }],
+    });
     const starts: number[] = [];
     stream.on('streamEvent', (event) => {
       if (event.type === 'message_start') starts.push(event.message.usage.input_tokens);
@@ -203,8 +245,16 @@ describe('message_start carries the prompt’s input tokens (LangChain reads the
   });
 
   it('llama: the exact count of the rendered template, equal to count_tokens and to what the engine reports', async () => {
-    const body = { model: 'tiny', system: 'Be brief.', messages: [{ role: 'user', content: 'Count these words please' }] };
-    const exchange = await postSse(messagesUrl(), { ...body, max_tokens: 2, stream: true }, { headers: ANTHROPIC_HEADERS });
+    const body = {
+      model: 'tiny',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Count these words please' }],
+    };
+    const exchange = await postSse(
+      messagesUrl(),
+      { ...body, max_tokens: 2, stream: true },
+      { headers: ANTHROPIC_HEADERS },
+    );
     const counted = await countTokens(body);
     expect(counted).toBeGreaterThan(5);
     expect(payload(exchange, 'message_start').message.usage.input_tokens).toBe(counted);
@@ -214,18 +264,37 @@ describe('message_start carries the prompt’s input tokens (LangChain reads the
 
   it('HTTP engine: the upstream’s own count from its /tokenize, asked with the chat messages', async () => {
     const text = 'Hello there general Kenobi';
-    const exchange = await postSse(messagesUrl(), { model: 'vllm', max_tokens: 20, stream: true, messages: [{ role: 'user', content: text }] }, { headers: ANTHROPIC_HEADERS });
+    const exchange = await postSse(
+      messagesUrl(),
+      { model: 'vllm', max_tokens: 20, stream: true, messages: [{ role: 'user', content: text }] },
+      { headers: ANTHROPIC_HEADERS },
+    );
     // The mock counts words; the gateway's estimate (a token per ~4 characters) would say 7.
     expect(payload(exchange, 'message_start').message.usage.input_tokens).toBe(4);
     expect(payload(exchange, 'message_delta').usage.input_tokens).toBe(4);
     const tokenize = mock.state.received.filter((request) => request.path === '/tokenize').at(-1)!;
-    expect(tokenize.body).toMatchObject({ model: 'org/served-model', messages: [{ role: 'user', content: text }], add_generation_prompt: true });
+    expect(tokenize.body).toMatchObject({
+      model: 'org/served-model',
+      messages: [{ role: 'user', content: text }],
+      add_generation_prompt: true,
+    });
   });
 
   it('HTTP engine: the estimate when the upstream has no /tokenize', async () => {
     const text = 'Hello there general Kenobi';
-    const exchange = await postSse(messagesUrl(), { model: 'vllm-no-tokenize', max_tokens: 20, stream: true, messages: [{ role: 'user', content: text }] }, { headers: ANTHROPIC_HEADERS });
-    const expected = estimatePromptTokens({ model: 'x', messages: [{ role: 'user', content: [{ type: 'text', text }] }], tools: [], toolChoice: 'auto', parallelToolCalls: true, sampling: { stop: [] } });
+    const exchange = await postSse(
+      messagesUrl(),
+      { model: 'vllm-no-tokenize', max_tokens: 20, stream: true, messages: [{ role: 'user', content: text }] },
+      { headers: ANTHROPIC_HEADERS },
+    );
+    const expected = estimatePromptTokens({
+      model: 'x',
+      messages: [{ role: 'user', content: [{ type: 'text', text }] }],
+      tools: [],
+      toolChoice: 'auto',
+      parallelToolCalls: true,
+      sampling: { stop: [] },
+    });
     expect(expected).toBe(7);
     expect(payload(exchange, 'message_start').message.usage.input_tokens).toBe(expected);
     expect(textOf(exchange)).toBe(text);
@@ -233,7 +302,16 @@ describe('message_start carries the prompt’s input tokens (LangChain reads the
   });
 
   it('HTTP engine: the estimate, without waiting, when the upstream’s /tokenize is slow', async () => {
-    const exchange = await postSse(messagesUrl(), { model: 'vllm-slow-tokenize', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'Hello there general Kenobi' }] }, { headers: ANTHROPIC_HEADERS });
+    const exchange = await postSse(
+      messagesUrl(),
+      {
+        model: 'vllm-slow-tokenize',
+        max_tokens: 20,
+        stream: true,
+        messages: [{ role: 'user', content: 'Hello there general Kenobi' }],
+      },
+      { headers: ANTHROPIC_HEADERS },
+    );
     const start = eventsOf(exchange)[0];
     expect(start.event).toBe('message_start');
     expect(start.data.message.usage.input_tokens).toBe(7);
@@ -243,13 +321,23 @@ describe('message_start carries the prompt’s input tokens (LangChain reads the
 });
 
 describe('tool_use ids', () => {
-  const askWeather = { model: 'stub', max_tokens: 100, tools: [weatherTool], tool_choice: { type: 'tool' as const, name: 'get_weather' } };
+  const askWeather = {
+    model: 'stub',
+    max_tokens: 100,
+    tools: [weatherTool],
+    tool_choice: { type: 'tool' as const, name: 'get_weather' },
+  };
 
   it('look like Anthropic’s, streamed or not, and come back to the engine as its own ids', async () => {
-    const first = await anthropic.messages.create({ ...askWeather, messages: [{ role: 'user', content: '{"city":"Lyon"}' }] });
+    const first = await anthropic.messages.create({
+      ...askWeather,
+      messages: [{ role: 'user', content: '{"city":"Lyon"}' }],
+    });
     const toolUse = first.content.find((block) => block.type === 'tool_use')!;
     expect(toolUse.id).toMatch(/^toolu_01[0-9A-Za-z]{20,}$/);
-    const streamed = await anthropic.messages.stream({ ...askWeather, messages: [{ role: 'user', content: '{"city":"Oslo"}' }] }).finalMessage();
+    const streamed = await anthropic.messages
+      .stream({ ...askWeather, messages: [{ role: 'user', content: '{"city":"Oslo"}' }] })
+      .finalMessage();
     expect(streamed.content.find((block) => block.type === 'tool_use')!.id).toMatch(/^toolu_01[0-9A-Za-z]{20,}$/);
 
     const second = await anthropic.messages.create({
@@ -278,7 +366,8 @@ describe('tool_use ids', () => {
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: 'sunny' }] },
       ],
     });
-    const sent = mock.state.received.filter((entry) => entry.path.endsWith('/chat/completions')).at(-1)!.body.messages as Array<Record<string, any>>;
+    const sent = mock.state.received.filter((entry) => entry.path.endsWith('/chat/completions')).at(-1)!.body
+      .messages as Array<Record<string, any>>;
     const upstreamId = sent[1].tool_calls[0].id;
     expect(upstreamId).toMatch(/^chatcmpl-tool-mock\d+$/);
     expect(sent[2]).toMatchObject({ role: 'tool', tool_call_id: upstreamId });
@@ -292,27 +381,47 @@ describe('tool_use ids', () => {
       tool_choice: { type: 'auto' },
       messages: [
         { role: 'user', content: 'weather?' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: foreign, name: 'get_weather', input: { city: 'Lyon' } }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: foreign, name: 'get_weather', input: { city: 'Lyon' } }],
+        },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: foreign, content: 'rain' }] },
       ],
     });
-    const sent = mock.state.received.filter((entry) => entry.path.endsWith('/chat/completions')).at(-1)!.body.messages as Array<Record<string, any>>;
+    const sent = mock.state.received.filter((entry) => entry.path.endsWith('/chat/completions')).at(-1)!.body
+      .messages as Array<Record<string, any>>;
     expect(sent[1].tool_calls[0].id).toBe(foreign);
     expect(sent[2].tool_call_id).toBe(foreign);
   });
 });
 
 describe('GET /v1/models in the client’s dialect', () => {
-  const names = ['stub', 'org/stub', 'vllm', 'vllm-no-tokenize', 'vllm-slow-tokenize', 'vllm-small', 'tiny', 'tiny-context'];
+  const names = [
+    'stub',
+    'org/stub',
+    'vllm',
+    'vllm-no-tokenize',
+    'vllm-slow-tokenize',
+    'vllm-small',
+    'tiny',
+    'tiny-context',
+  ];
 
   it('answers Anthropic’s list shape to a request with anthropic-version, paged as the SDK pages it', async () => {
     const raw = await readJson(await fetch(`${gateway.url}/v1/models`, { headers: ANTHROPIC_HEADERS }));
     expect(raw).toMatchObject({ has_more: false, first_id: 'stub', last_id: 'tiny-context' });
-    expect(raw.data[0]).toEqual({ type: 'model', id: 'stub', display_name: 'stub', created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
+    expect(raw.data[0]).toEqual({
+      type: 'model',
+      id: 'stub',
+      display_name: 'stub',
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
     const listed: string[] = [];
     for await (const model of anthropic.models.list({ limit: 3 })) listed.push(model.id);
     expect(listed).toEqual(names);
-    const page = await readJson(await fetch(`${gateway.url}/v1/models?limit=2&after_id=stub`, { headers: ANTHROPIC_HEADERS }));
+    const page = await readJson(
+      await fetch(`${gateway.url}/v1/models?limit=2&after_id=stub`, { headers: ANTHROPIC_HEADERS }),
+    );
     expect(page).toMatchObject({ has_more: true, first_id: 'org/stub', last_id: 'vllm' });
   });
 
@@ -326,45 +435,83 @@ describe('GET /v1/models in the client’s dialect', () => {
   });
 
   it('retrieves one model in either shape, a name with a slash included', async () => {
-    expect(await anthropic.models.retrieve('org/stub')).toMatchObject({ type: 'model', id: 'org/stub', display_name: 'org/stub' });
-    expect(await openai.models.retrieve('org/stub')).toEqual({ id: 'org/stub', object: 'model', created: expect.any(Number), owned_by: 'gantry' });
+    expect(await anthropic.models.retrieve('org/stub')).toMatchObject({
+      type: 'model',
+      id: 'org/stub',
+      display_name: 'org/stub',
+    });
+    expect(await openai.models.retrieve('org/stub')).toEqual({
+      id: 'org/stub',
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: 'gantry',
+    });
   });
 
   it('answers an unknown model with 404 in the client’s dialect', async () => {
     const anthropicMissing = await anthropic.models.retrieve('claude-nope').catch((error: unknown) => error);
     expect(anthropicMissing).toBeInstanceOf(Anthropic.NotFoundError);
-    expect((anthropicMissing as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    expect((anthropicMissing as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'not_found_error' },
+    });
     const openaiMissing = await openai.models.retrieve('gpt-nope').catch((error: unknown) => error);
     expect(openaiMissing).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((openaiMissing as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found' });
+    expect((openaiMissing as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'model_not_found',
+    });
   });
 });
 
 describe('the same refusal in every API', () => {
   it('an unknown model: OpenAI’s 404 invalid_request_error model_not_found, Anthropic’s 404 not_found_error', async () => {
-    const chat = await openai.chat.completions.create({ model: 'gpt-nope', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const chat = await openai.chat.completions
+      .create({ model: 'gpt-nope', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(chat).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((chat as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
-    const messages = await anthropic.messages.create({ model: 'claude-nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    expect((chat as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'model_not_found',
+      param: 'model',
+    });
+    const messages = await anthropic.messages
+      .create({ model: 'claude-nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(messages).toBeInstanceOf(Anthropic.NotFoundError);
-    expect((messages as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
-    const streamed = await postSse(messagesUrl('?beta=true'), { model: 'claude-nope', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] }, { headers: CLAUDE_CODE_HEADERS });
+    expect((messages as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'not_found_error' },
+    });
+    const streamed = await postSse(
+      messagesUrl('?beta=true'),
+      { model: 'claude-nope', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'x' }] },
+      { headers: CLAUDE_CODE_HEADERS },
+    );
     expect(streamed.status).toBe(404);
   });
 
   const longPrompt = Array.from({ length: 300 }, (_, index) => `word${index}`).join(' ');
 
   it('a prompt beyond the llama engine’s context: context_length_exceeded for chat, “prompt is too long” for messages', async () => {
-    const chat = await openai.chat.completions.create({ model: 'tiny-context', messages: [{ role: 'user', content: longPrompt }] }).catch((error: unknown) => error);
+    const chat = await openai.chat.completions
+      .create({ model: 'tiny-context', messages: [{ role: 'user', content: longPrompt }] })
+      .catch((error: unknown) => error);
     expect(chat).toBeInstanceOf(OpenAI.BadRequestError);
     expect((chat as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
       type: 'invalid_request_error',
       code: 'context_length_exceeded',
       param: 'messages',
-      message: expect.stringMatching(/^This model's maximum context length is \d+ tokens\. However, your messages resulted in \d+ tokens/),
+      message: expect.stringMatching(
+        /^This model's maximum context length is \d+ tokens\. However, your messages resulted in \d+ tokens/,
+      ),
     });
     // llama.cpp rounds the context up (64 asked, 256 held); the prompt is longer still.
-    const [context, prompt] = ((chat as InstanceType<typeof OpenAI.BadRequestError>).error as { message: string }).message.match(/\d+/g)!.map(Number);
+    const [context, prompt] = (
+      (chat as InstanceType<typeof OpenAI.BadRequestError>).error as { message: string }
+    ).message
+      .match(/\d+/g)!
+      .map(Number);
     expect(prompt).toBeGreaterThan(context);
     // A stream is refused the same way: its head waits until the engine took the prompt.
     const chatStream = await fetch(`${gateway.url}/v1/chat/completions`, {
@@ -373,27 +520,42 @@ describe('the same refusal in every API', () => {
       body: JSON.stringify({ model: 'tiny-context', stream: true, messages: [{ role: 'user', content: longPrompt }] }),
     });
     expect(chatStream.status).toBe(400);
-    expect(((await chatStream.json()) as { error: unknown }).error).toMatchObject({ code: 'context_length_exceeded', type: 'invalid_request_error' });
+    expect(((await chatStream.json()) as { error: unknown }).error).toMatchObject({
+      code: 'context_length_exceeded',
+      type: 'invalid_request_error',
+    });
 
-    const message = await anthropic.messages.create({ model: 'tiny-context', max_tokens: 5, messages: [{ role: 'user', content: longPrompt }] }).catch((error: unknown) => error);
+    const message = await anthropic.messages
+      .create({ model: 'tiny-context', max_tokens: 5, messages: [{ role: 'user', content: longPrompt }] })
+      .catch((error: unknown) => error);
     expect(message).toBeInstanceOf(Anthropic.BadRequestError);
     expect((message as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
       type: 'error',
       error: { type: 'invalid_request_error', message: `prompt is too long: ${prompt} tokens > ${context} maximum` },
     });
-    const messageStream = await anthropic.messages.create({ model: 'tiny-context', max_tokens: 5, stream: true, messages: [{ role: 'user', content: longPrompt }] }).catch((error: unknown) => error);
+    const messageStream = await anthropic.messages
+      .create({ model: 'tiny-context', max_tokens: 5, stream: true, messages: [{ role: 'user', content: longPrompt }] })
+      .catch((error: unknown) => error);
     expect(messageStream).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((messageStream as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${prompt} tokens > ${context} maximum` } });
+    expect((messageStream as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: `prompt is too long: ${prompt} tokens > ${context} maximum` },
+    });
   });
 
   it('a prompt beyond an upstream’s context, as vLLM refuses it: the same errors', async () => {
-    const chat = await openai.chat.completions.create({ model: 'vllm-small', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const chat = await openai.chat.completions
+      .create({ model: 'vllm-small', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(chat).toBeInstanceOf(OpenAI.BadRequestError);
     expect((chat as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
       code: 'context_length_exceeded',
-      message: "This model's maximum context length is 4096 tokens. However, your messages resulted in 4608 tokens. Please reduce the length of the messages.",
+      message:
+        "This model's maximum context length is 4096 tokens. However, your messages resulted in 4608 tokens. Please reduce the length of the messages.",
     });
-    const message = await anthropic.messages.create({ model: 'vllm-small', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const message = await anthropic.messages
+      .create({ model: 'vllm-small', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect((message as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
       error: { type: 'invalid_request_error', message: 'prompt is too long: 4608 tokens > 4096 maximum' },
     });

@@ -39,9 +39,18 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
     [oneDown, spare, ...replicas] = await Promise.all([0, 1, 2, 3, 4].map(() => startMockUpstream()));
     // A replica that dies in the middle of every answer, whoever asks.
     oneDown.setBehaviour({ failure: 'drop', failAfterTokens: 3 });
-    const fleet = { engine: 'http', upstreams: replicas.map((replica) => replica.url), healthCheckIntervalMs: 0, maxFailures: 1000, nonStreaming: 'stream' };
+    const fleet = {
+      engine: 'http',
+      upstreams: replicas.map((replica) => replica.url),
+      healthCheckIntervalMs: 0,
+      maxFailures: 1000,
+      nonStreaming: 'stream',
+    };
     const breaking = (name: string, behaviour: Partial<MockBehaviour>, extra: Record<string, unknown> = {}) => ({
-      name, ...fleet, headers: behaving(behaviour), ...extra,
+      name,
+      ...fleet,
+      headers: behaving(behaviour),
+      ...extra,
     });
     gateway = await startGateway(
       {
@@ -56,15 +65,30 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
           breaking('errors-in-band', { failure: 'error', failureStatus: 500, failAtTokens: [4] }),
           breaking('breaks-thinking', { failure: 'drop', failAtTokens: [2], reasoning: 'hmm let me see' }),
           // One replica of two is down, and a whole (JSON) answer is asked of the upstream as by default.
-          { name: 'one-down', engine: 'http', upstreams: [oneDown.url, spare.url], healthCheckIntervalMs: 0, maxFailures: 1000 },
+          {
+            name: 'one-down',
+            engine: 'http',
+            upstreams: [oneDown.url, spare.url],
+            healthCheckIntervalMs: 0,
+            maxFailures: 1000,
+          },
           // The same pair, on a model that reasons before it answers: the replica dies while it does.
-          { name: 'one-down-thinking', engine: 'http', upstreams: [oneDown.url, spare.url], healthCheckIntervalMs: 0, maxFailures: 1000, nonStreaming: 'stream', headers: behaving({ reasoning: 'hmm let me see now' }) },
+          {
+            name: 'one-down-thinking',
+            engine: 'http',
+            upstreams: [oneDown.url, spare.url],
+            healthCheckIntervalMs: 0,
+            maxFailures: 1000,
+            nonStreaming: 'stream',
+            headers: behaving({ reasoning: 'hmm let me see now' }),
+          },
         ],
       },
       { observability: { logDestination: destination, spanExporter: exporter } },
     );
     ask = answerer(gateway.url);
-    for (const api of APIS) for (const stream of [true, false]) healthy[`${api}-${stream}`] = await ask('healthy', api, stream);
+    for (const api of APIS)
+      for (const stream of [true, false]) healthy[`${api}-${stream}`] = await ask('healthy', api, stream);
   });
 
   afterAll(async () => {
@@ -102,20 +126,33 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
   it('a replica down: streams continue on the other one, whole answers are asked again of it', async () => {
     const before = oneDown.state.abortedRequests;
     for (const api of APIS) {
-      for (const stream of [true, false]) expect({ api, stream, ...(await ask('one-down', api, stream)) }).toEqual({ api, stream, ...reference(api, stream) });
+      for (const stream of [true, false])
+        expect({ api, stream, ...(await ask('one-down', api, stream)) }).toEqual({
+          api,
+          stream,
+          ...reference(api, stream),
+        });
     }
     expect(oneDown.state.abortedRequests).toBeGreaterThan(before);
     // The continuations went to the spare replica, as vLLM takes them.
     const continued = spare.state.received.filter((request) => request.body.continue_final_message === true);
     expect(continued.length).toBeGreaterThan(0);
-    expect(continued[0].body).toMatchObject({ add_generation_prompt: false, messages: [{ role: 'user', content: PROMPT }, { role: 'assistant', content: 'one two three' }] });
+    expect(continued[0].body).toMatchObject({
+      add_generation_prompt: false,
+      messages: [
+        { role: 'user', content: PROMPT },
+        { role: 'assistant', content: 'one two three' },
+      ],
+    });
   });
 
   it('resumes spent: the answer so far, then the error in-band (streams) or as the status (whole answers)', async () => {
     for (const api of APIS) {
       for (const stream of [true, false]) {
         const answer = await ask('keeps-breaking', api, stream);
-        expect(answer.error).toMatch(/closed the connection before the answer was complete\. It was continued 2 times on other replicas/);
+        expect(answer.error).toMatch(
+          /closed the connection before the answer was complete\. It was continued 2 times on other replicas/,
+        );
         // Three attempts of two words each: what reached the client is the healthy answer's start.
         if (stream) expect(answer.text).toBe('one two three four five six');
       }
@@ -124,15 +161,25 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
 
   it('not continued, ended in-band: a response format, a tool call being written, reasoning in progress', async () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } } };
-    const formatted = await ask('breaks', 'chat', true, { response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } } });
-    expect(formatted).toMatchObject({ text: 'one two three', error: expect.stringMatching(/cannot be continued on another replica: it follows a response format/) });
-    const formattedResponse = await ask('breaks', 'responses', true, { text: { format: { type: 'json_schema', name: 'answer', schema } } });
+    const formatted = await ask('breaks', 'chat', true, {
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } },
+    });
+    expect(formatted).toMatchObject({
+      text: 'one two three',
+      error: expect.stringMatching(/cannot be continued on another replica: it follows a response format/),
+    });
+    const formattedResponse = await ask('breaks', 'responses', true, {
+      text: { format: { type: 'json_schema', name: 'answer', schema } },
+    });
     expect(formattedResponse).toMatchObject({ text: 'one two three', error: expect.stringMatching(/response format/) });
     const wholeFormatted = await ask('breaks', 'chat', false, { response_format: { type: 'json_object' } });
     expect(wholeFormatted.error).toMatch(/response format/);
 
     const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
-    const call = await chatStream(gateway.url, 'breaks', { messages: [{ role: 'user', content: '{"city":"Lisbon","days":3}' }], tools });
+    const call = await chatStream(gateway.url, 'breaks', {
+      messages: [{ role: 'user', content: '{"city":"Lisbon","days":3}' }],
+      tools,
+    });
     expect(call.error).toMatch(/it was writing a tool call/);
     expect(call.toolArguments.length).toBeGreaterThan(0);
 
@@ -151,38 +198,72 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
 
   it('n > 1 is refused before anything is generated, so no answer of several choices is ever cut', async () => {
     const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const refused = await client.chat.completions.create({ model: 'breaks', n: 2, messages: [{ role: 'user', content: PROMPT }] }).catch((error: unknown) => error);
+    const refused = await client.chat.completions
+      .create({ model: 'breaks', n: 2, messages: [{ role: 'user', content: PROMPT }] })
+      .catch((error: unknown) => error);
     expect(refused).toMatchObject({ status: 400, message: expect.stringMatching(/n must be 1/) });
   });
 
   it('counts resumes by replica and reason, and failures by why; one log line and one span event per resume', async () => {
     const samples = await scrape(gateway.url);
     const resumes = (labels: Record<string, string>) =>
-      samples.filter((sample) => sample.name === 'gantry_stream_resumes_total' && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)).reduce((sum, sample) => sum + sample.value, 0);
+      samples
+        .filter(
+          (sample) =>
+            sample.name === 'gantry_stream_resumes_total' &&
+            Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+        )
+        .reduce((sum, sample) => sum + sample.value, 0);
     expect(resumes({ model: 'breaks', reason: 'reset' })).toBe(6);
     expect(resumes({ model: 'stalls', reason: 'stall' })).toBe(6);
     expect(resumes({ model: 'breaks-twice', reason: 'reset' })).toBe(12);
     expect(resumes({ model: 'errors-in-band', reason: 'error' })).toBe(6);
     expect(resumes({ model: 'one-down', replica: oneDown.url })).toBe(3);
     expect(resumes({ model: 'healthy' })).toBe(0);
-    expect(valueOf(samples, 'gantry_stream_resume_failures_total', { model: 'keeps-breaking', reason: 'spent' })).toBe(6);
-    expect(valueOf(samples, 'gantry_stream_resume_failures_total', { model: 'breaks', reason: 'not_continuable' })).toBe(4);
-    expect(valueOf(samples, 'gantry_stream_resume_failures_total', { model: 'breaks-thinking', reason: 'not_continuable' })).toBe(1);
+    expect(valueOf(samples, 'gantry_stream_resume_failures_total', { model: 'keeps-breaking', reason: 'spent' })).toBe(
+      6,
+    );
+    expect(
+      valueOf(samples, 'gantry_stream_resume_failures_total', { model: 'breaks', reason: 'not_continuable' }),
+    ).toBe(4);
+    expect(
+      valueOf(samples, 'gantry_stream_resume_failures_total', { model: 'breaks-thinking', reason: 'not_continuable' }),
+    ).toBe(1);
 
-    const total = samples.filter((sample) => sample.name === 'gantry_stream_resumes_total').reduce((sum, sample) => sum + sample.value, 0);
-    const logged = lines.filter((line) => /failed mid-answer \((reset|status|error|stall)[:)].*continuing on .* \(resume \d of 2\)/.test(String(line.msg)));
+    const total = samples
+      .filter((sample) => sample.name === 'gantry_stream_resumes_total')
+      .reduce((sum, sample) => sum + sample.value, 0);
+    const logged = lines.filter((line) =>
+      /failed mid-answer \((reset|status|error|stall)[:)].*continuing on .* \(resume \d of 2\)/.test(String(line.msg)),
+    );
     expect(logged).toHaveLength(total);
-    expect(lines.some((line) => line.context === 'Request' && line.model === 'breaks-twice' && line.resumes === 2)).toBe(true);
+    expect(
+      lines.some((line) => line.context === 'Request' && line.model === 'breaks-twice' && line.resumes === 2),
+    ).toBe(true);
 
-    expect(await eventually(() => exporter.getFinishedSpans().filter((span) => span.name === 'chat breaks-twice').length === 6)).toBe(true);
+    expect(
+      await eventually(
+        () => exporter.getFinishedSpans().filter((span) => span.name === 'chat breaks-twice').length === 6,
+      ),
+    ).toBe(true);
     const span = exporter.getFinishedSpans().find((candidate) => candidate.name === 'chat breaks-twice')!;
     const events = span.events.filter((event) => event.name === 'gantry.stream.resumed');
     expect(events.map((event) => event.attributes)).toEqual([
-      expect.objectContaining({ 'gantry.resume.reason': 'reset', 'gantry.resume.number': 1, 'gantry.resume.produced_tokens': 2 }),
-      expect.objectContaining({ 'gantry.resume.reason': 'reset', 'gantry.resume.number': 2, 'gantry.resume.produced_tokens': 5 }),
+      expect.objectContaining({
+        'gantry.resume.reason': 'reset',
+        'gantry.resume.number': 1,
+        'gantry.resume.produced_tokens': 2,
+      }),
+      expect.objectContaining({
+        'gantry.resume.reason': 'reset',
+        'gantry.resume.number': 2,
+        'gantry.resume.produced_tokens': 5,
+      }),
     ]);
     // Nothing is left open on any replica.
-    expect(await eventually(() => [...replicas, oneDown, spare].every((replica) => replica.state.openRequests === 0))).toBe(true);
+    expect(
+      await eventually(() => [...replicas, oneDown, spare].every((replica) => replica.state.openRequests === 0)),
+    ).toBe(true);
   });
 });
 
@@ -200,7 +281,14 @@ describe('mid-stream failover with maxFailures: 1: the replica that cut an answe
     for (const replica of [dying, ...pair]) replica.setBehaviour({ failure: 'drop', failAfterTokens: 3 });
     // The healthy ones think before they answer: a continuation's prefill is a gap the client sees.
     for (const replica of others) replica.setBehaviour({ prefillMs: CONTINUATION_PREFILL_MS });
-    const ejecting = { engine: 'http', healthCheckIntervalMs: 0, maxFailures: 1, ejectionBaseMs: 600_000, ejectionMaxMs: 600_000, nonStreaming: 'stream' };
+    const ejecting = {
+      engine: 'http',
+      healthCheckIntervalMs: 0,
+      maxFailures: 1,
+      ejectionBaseMs: 600_000,
+      ejectionMaxMs: 600_000,
+      nonStreaming: 'stream',
+    };
     gateway = await startGateway({
       keepalive: { mode: 'chunks', intervalMs: 10_000 },
       models: [
@@ -230,13 +318,20 @@ describe('mid-stream failover with maxFailures: 1: the replica that cut an answe
     for await (const chunk of stream) {
       const delta = chunk.choices[0]?.delta;
       if (delta?.role) roles += 1;
-      if (delta?.content) contents.push({ text: delta.content, at: performance.now() - sent, timings: (chunk as unknown as { timings: Record<string, number> }).timings });
+      if (delta?.content)
+        contents.push({
+          text: delta.content,
+          at: performance.now() - sent,
+          timings: (chunk as unknown as { timings: Record<string, number> }).timings,
+        });
     }
     expect(contents.map((content) => content.text).join('')).toBe(PROMPT);
     expect(roles).toBe(1);
     // It started on the dying replica and went on on one of the others.
     expect(dying.state.chatRequests).toBe(1);
-    const continuations = others.flatMap((replica) => replica.state.received.filter((request) => request.body.continue_final_message === true));
+    const continuations = others.flatMap((replica) =>
+      replica.state.received.filter((request) => request.body.continue_final_message === true),
+    );
     expect(continuations).toHaveLength(1);
 
     const timings = contents.map((content) => content.timings);
@@ -255,11 +350,16 @@ describe('mid-stream failover with maxFailures: 1: the replica that cut an answe
 
     // Ejected: the next requests all start elsewhere (least outstanding would otherwise come back to it).
     for (let index = 0; index < 4; index += 1) {
-      const answer = await openai.chat.completions.create({ model: 'ejects', messages: [{ role: 'user', content: PROMPT }] });
+      const answer = await openai.chat.completions.create({
+        model: 'ejects',
+        messages: [{ role: 'user', content: PROMPT }],
+      });
       expect(answer.choices[0].message.content).toBe(PROMPT);
     }
     expect(dying.state.chatRequests).toBe(1);
-    expect(valueOf(await scrape(gateway.url), 'gantry_upstream_replica_healthy', { model: 'ejects', replica: dying.url })).toBe(0);
+    expect(
+      valueOf(await scrape(gateway.url), 'gantry_upstream_replica_healthy', { model: 'ejects', replica: dying.url }),
+    ).toBe(0);
   });
 
   it('a continuation never goes back to an ejected replica, even one that failed this very answer: with none left, the answer ends in-band', async () => {
@@ -268,7 +368,12 @@ describe('mid-stream failover with maxFailures: 1: the replica that cut an answe
     expect(answer.text).toBe('one two three four five six');
     expect(answer.error).toMatch(/No other replica could continue the answer/);
     expect(pair.map((replica) => replica.state.chatRequests)).toEqual([1, 1]);
-    expect(valueOf(await scrape(gateway.url), 'gantry_stream_resume_failures_total', { model: 'ejects-pair', reason: 'no_replica' })).toBe(1);
+    expect(
+      valueOf(await scrape(gateway.url), 'gantry_stream_resume_failures_total', {
+        model: 'ejects-pair',
+        reason: 'no_replica',
+      }),
+    ).toBe(1);
   });
 });
 
@@ -284,12 +389,22 @@ function answerer(url: string): Ask {
       return answer;
     }
     if (api === 'chat') {
-      const completion = await openai.chat.completions.create({ model, messages, ...extra } as OpenAI.ChatCompletionCreateParamsNonStreaming).catch(failed);
+      const completion = await openai.chat.completions
+        .create({ model, messages, ...extra } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .catch(failed);
       if (!('choices' in completion)) return completion;
-      return { text: completion.choices[0].message.content ?? '', usage: { prompt: completion.usage!.prompt_tokens, completion: completion.usage!.completion_tokens } };
+      return {
+        text: completion.choices[0].message.content ?? '',
+        usage: { prompt: completion.usage!.prompt_tokens, completion: completion.usage!.completion_tokens },
+      };
     }
     if (api === 'responses' && stream) {
-      const events = await openai.responses.create({ model, input: PROMPT, stream: true, ...extra } as OpenAI.Responses.ResponseCreateParamsStreaming);
+      const events = await openai.responses.create({
+        model,
+        input: PROMPT,
+        stream: true,
+        ...extra,
+      } as OpenAI.Responses.ResponseCreateParamsStreaming);
       const answer: Answer = { text: '', openings: 0 };
       let sequence = -1;
       for await (const event of events) {
@@ -298,15 +413,24 @@ function answerer(url: string): Ask {
         if (event.type === 'response.created') answer.openings! += 1;
         if (event.type === 'response.output_text.delta') answer.text += event.delta;
         if (event.type === 'response.failed') answer.error = event.response.error?.message;
-        if (event.type === 'response.completed') answer.usage = { prompt: event.response.usage!.input_tokens, completion: event.response.usage!.output_tokens };
+        if (event.type === 'response.completed')
+          answer.usage = {
+            prompt: event.response.usage!.input_tokens,
+            completion: event.response.usage!.output_tokens,
+          };
       }
       return answer;
     }
     if (api === 'responses') {
-      const response = await openai.responses.create({ model, input: PROMPT, ...extra } as OpenAI.Responses.ResponseCreateParamsNonStreaming).catch(failed);
+      const response = await openai.responses
+        .create({ model, input: PROMPT, ...extra } as OpenAI.Responses.ResponseCreateParamsNonStreaming)
+        .catch(failed);
       if ('error' in response && !('output' in response)) return response as Answer;
       const whole = response as OpenAI.Responses.Response;
-      return { text: whole.output_text, usage: { prompt: whole.usage!.input_tokens, completion: whole.usage!.output_tokens } };
+      return {
+        text: whole.output_text,
+        usage: { prompt: whole.usage!.input_tokens, completion: whole.usage!.output_tokens },
+      };
     }
     if (stream) {
       const answer: Answer = { text: '', openings: 0 };
@@ -320,7 +444,8 @@ function answerer(url: string): Ask {
             prompt = event.message.usage.input_tokens;
           }
           if (event.type === 'content_block_start') blocks.add(event.index);
-          if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') answer.text += event.delta.text;
+          if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
+            answer.text += event.delta.text;
           if (event.type === 'message_delta') answer.usage = { prompt, completion: event.usage.output_tokens };
         }
       } catch (error) {
@@ -338,11 +463,20 @@ function answerer(url: string): Ask {
 }
 
 /** A streamed chat completion with the openai SDK: its text, tool-call arguments, usage, role chunks and in-band error. */
-async function chatStream(url: string, model: string, body: Record<string, unknown>): Promise<Answer & { toolArguments: string }> {
+async function chatStream(
+  url: string,
+  model: string,
+  body: Record<string, unknown>,
+): Promise<Answer & { toolArguments: string }> {
   const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 });
   const answer: Answer & { toolArguments: string } = { text: '', openings: 0, toolArguments: '' };
   try {
-    const stream = await openai.chat.completions.create({ model, stream: true, stream_options: { include_usage: true }, ...body } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const stream = await openai.chat.completions.create({
+      model,
+      stream: true,
+      stream_options: { include_usage: true },
+      ...body,
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
     for await (const chunk of stream) {
       const delta = chunk.choices[0]?.delta;
       if (delta?.role) answer.openings! += 1;

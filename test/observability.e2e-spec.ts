@@ -33,11 +33,22 @@ describe('GET /metrics after a scripted mix of requests', () => {
     await client.chat.completions.create({ model: 'stub', messages: ask('a b c') });
     await client.chat.completions.create({ model: 'stub', messages: ask('d e f') });
     // A streamed Messages answer after a 600 ms prefill: its pings are counted on both sides.
-    const messages = await postSse(`${gateway.url}/v1/messages`, { model: 'slow', max_tokens: 50, stream: true, messages: ask('w x y z') });
+    const messages = await postSse(`${gateway.url}/v1/messages`, {
+      model: 'slow',
+      max_tokens: 50,
+      stream: true,
+      messages: ask('w x y z'),
+    });
     pingsSeen = messages.frames.filter((frame) => frame.kind === 'event' && frame.event === 'ping').length;
-    slowContentChunks = messages.frames.filter((frame) => frame.kind === 'event' && frame.data.includes('text_delta')).length;
+    slowContentChunks = messages.frames.filter(
+      (frame) => frame.kind === 'event' && frame.data.includes('text_delta'),
+    ).length;
     // A hang-up during prefill.
-    await postSse(`${gateway.url}/v1/chat/completions`, { model: 'slow', stream: true, messages: ask('bye') }, { onFrame: (_frame, frames) => frames.length >= 2 });
+    await postSse(
+      `${gateway.url}/v1/chat/completions`,
+      { model: 'slow', stream: true, messages: ask('bye') },
+      { onFrame: (_frame, frames) => frames.length >= 2 },
+    );
     // An engine failure after the stream opened.
     await postSse(`${gateway.url}/v1/responses`, { model: 'flaky', stream: true, input: 'p q r' });
     // Two requests on a one-slot model: the second waits for the first.
@@ -48,8 +59,12 @@ describe('GET /metrics after a scripted mix of requests', () => {
     // One request holds the only slot of a model without a queue: two more are refused as queue_full.
     const holder = client.chat.completions.create({ model: 'full', messages: ask('holder') });
     await eventually(() => gateway.registry.resolve('full').admission.running === 1);
-    queueFullStatuses.push((await postSse(`${gateway.url}/v1/chat/completions`, { model: 'full', stream: true, messages: ask('x') })).status);
-    queueFullStatuses.push((await postSse(`${gateway.url}/v1/messages`, { model: 'full', max_tokens: 8, messages: ask('x') })).status);
+    queueFullStatuses.push(
+      (await postSse(`${gateway.url}/v1/chat/completions`, { model: 'full', stream: true, messages: ask('x') })).status,
+    );
+    queueFullStatuses.push(
+      (await postSse(`${gateway.url}/v1/messages`, { model: 'full', max_tokens: 8, messages: ask('x') })).status,
+    );
     await holder;
     // A request refused before its stream opened.
     await client.chat.completions.create({ model: 'missing', messages: ask('x') }).catch(() => undefined);
@@ -62,19 +77,43 @@ describe('GET /metrics after a scripted mix of requests', () => {
 
   it('counts requests by outcome and status', () => {
     expect(value('gantry_requests_total', { model: 'stub', api: 'chat', outcome: 'completed', status: '200' })).toBe(2);
-    expect(value('gantry_requests_total', { model: 'slow', api: 'messages', outcome: 'completed', status: '200' })).toBe(1);
-    expect(value('gantry_requests_total', { model: 'slow', api: 'chat', outcome: 'client_closed', status: '499' })).toBe(1);
-    expect(value('gantry_requests_total', { model: 'flaky', api: 'responses', outcome: 'failed', status: '200' })).toBe(1);
+    expect(
+      value('gantry_requests_total', { model: 'slow', api: 'messages', outcome: 'completed', status: '200' }),
+    ).toBe(1);
+    expect(
+      value('gantry_requests_total', { model: 'slow', api: 'chat', outcome: 'client_closed', status: '499' }),
+    ).toBe(1);
+    expect(value('gantry_requests_total', { model: 'flaky', api: 'responses', outcome: 'failed', status: '200' })).toBe(
+      1,
+    );
     expect(value('gantry_requests_total', { model: 'single', outcome: 'completed' })).toBe(2);
     expect(value('gantry_requests_total', { outcome: 'rejected', status: '404' })).toBe(1);
   });
 
-  it('counts a request refused by its model\'s full queue under its model, API and engine', () => {
+  it("counts a request refused by its model's full queue under its model, API and engine", () => {
     expect(queueFullStatuses).toEqual([429, 529]);
-    expect(value('gantry_requests_total', { model: 'full', api: 'chat', engine: 'stub', outcome: 'rejected', status: '429' })).toBe(1);
-    expect(value('gantry_requests_total', { model: 'full', api: 'messages', engine: 'stub', outcome: 'rejected', status: '529' })).toBe(1);
+    expect(
+      value('gantry_requests_total', {
+        model: 'full',
+        api: 'chat',
+        engine: 'stub',
+        outcome: 'rejected',
+        status: '429',
+      }),
+    ).toBe(1);
+    expect(
+      value('gantry_requests_total', {
+        model: 'full',
+        api: 'messages',
+        engine: 'stub',
+        outcome: 'rejected',
+        status: '529',
+      }),
+    ).toBe(1);
     expect(value('gantry_requests_total', { model: '', outcome: 'rejected', status: '429' })).toBe(0);
-    expect(value('gantry_requests_total', { model: 'full', api: 'chat', engine: 'stub', outcome: 'completed' })).toBe(1);
+    expect(value('gantry_requests_total', { model: 'full', api: 'chat', engine: 'stub', outcome: 'completed' })).toBe(
+      1,
+    );
   });
 
   it('counts tokens, hang-ups by phase and engine errors by kind', () => {
@@ -94,8 +133,12 @@ describe('GET /metrics after a scripted mix of requests', () => {
   it('observes time to first token from arrival, inter-token gaps and durations', () => {
     expect(value('gantry_time_to_first_token_seconds_count', { model: 'stub', api: 'chat' })).toBe(2);
     expect(value('gantry_time_to_first_token_seconds_count', { model: 'slow', api: 'messages' })).toBe(1);
-    expect(value('gantry_time_to_first_token_seconds_sum', { model: 'slow', api: 'messages' })).toBeGreaterThanOrEqual(0.6);
-    expect(value('gantry_inter_token_latency_seconds_count', { model: 'slow', api: 'messages' })).toBe(slowContentChunks - 1);
+    expect(value('gantry_time_to_first_token_seconds_sum', { model: 'slow', api: 'messages' })).toBeGreaterThanOrEqual(
+      0.6,
+    );
+    expect(value('gantry_inter_token_latency_seconds_count', { model: 'slow', api: 'messages' })).toBe(
+      slowContentChunks - 1,
+    );
     // The two stub answers were read whole (not streamed): their gaps are nobody's latency.
     expect(value('gantry_inter_token_latency_seconds_count', { model: 'stub', api: 'chat' })).toBe(0);
     expect(value('gantry_request_duration_seconds_count', { model: 'stub', api: 'chat' })).toBe(2);
@@ -108,7 +151,9 @@ describe('GET /metrics after a scripted mix of requests', () => {
   });
 
   it('reports gauges back at zero once everything ended, and the process metrics', () => {
-    expect(samples.filter((sample) => sample.name === 'gantry_active_requests').every((sample) => sample.value === 0)).toBe(true);
+    expect(
+      samples.filter((sample) => sample.name === 'gantry_active_requests').every((sample) => sample.value === 0),
+    ).toBe(true);
     expect(value('gantry_queued_requests', { model: 'single' })).toBe(0);
     expect(value('gantry_running_requests', { model: 'single' })).toBe(0);
     expect(samples.some((sample) => sample.name === 'gantry_process_cpu_user_seconds_total')).toBe(true);
@@ -184,7 +229,9 @@ describe('tracing with an in-memory span exporter', () => {
     const firstToken = root.events.find((event) => event.name === 'gen_ai.first_token');
     expect(firstToken?.attributes?.['gantry.time_to_first_token_ms']).toBeGreaterThanOrEqual(290);
 
-    const children = spans.filter((span) => span.parentSpanContext?.spanId === root.spanContext().spanId).map((span) => span.name);
+    const children = spans
+      .filter((span) => span.parentSpanContext?.spanId === root.spanContext().spanId)
+      .map((span) => span.name);
     expect(children.sort()).toEqual(['gantry.engine stub', 'gantry.queue']);
     // The engine is handed the trace context to forward upstream.
     expect(seen[0].traceHeaders?.traceparent).toBe(`00-${traceId}-${root.spanContext().spanId}-01`);

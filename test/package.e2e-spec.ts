@@ -73,12 +73,28 @@ function gantry(cwd: string, args: string[]) {
 describe('the package (npm pack): the built gateway, installed into an empty folder', () => {
   it('holds dist/src only, installs without optional dependencies, serves the stub model with `npx gantry`, loads a plugin that imports `gantry` from the install, and refuses a llama model saying how to add node-llama-cpp', async () => {
     // The build `npm test` made: packing with its prepack script would rebuild dist/ under the tests running from it.
-    const { stdout: packOutput } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout: packOutput } = await run(
+      'npm',
+      ['pack', '--ignore-scripts', '--json', '--pack-destination', work],
+      { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+    );
     const [packed] = JSON.parse(packOutput) as Array<{ filename: string; files: Array<{ path: string }> }>;
     const files = packed.files.map((file) => file.path);
-    expect(files.filter((path) => !/^dist\/src\/.+\.(js|d\.ts)$/.test(path)).sort()).toEqual(['README.md', 'package.json']);
-    expect(files).toEqual(expect.arrayContaining(['dist/src/main.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/engines/llama/llama-engine.js']));
-    expect(files.filter((path) => /\.spec\.|\/(apps|bench|mock-upstream|examples|scripts|test)\//.test(path))).toEqual([]);
+    expect(files.filter((path) => !/^dist\/src\/.+\.(js|d\.ts)$/.test(path)).sort()).toEqual([
+      'README.md',
+      'package.json',
+    ]);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'dist/src/main.js',
+        'dist/src/index.js',
+        'dist/src/index.d.ts',
+        'dist/src/engines/llama/llama-engine.js',
+      ]),
+    );
+    expect(files.filter((path) => /\.spec\.|\/(apps|bench|mock-upstream|examples|scripts|test)\//.test(path))).toEqual(
+      [],
+    );
     expect(PACKAGE.bin).toEqual({ gantry: 'dist/src/main.js' });
     expect(PACKAGE.optionalDependencies['node-llama-cpp']).toBeDefined();
     expect(PACKAGE.dependencies['node-llama-cpp']).toBeUndefined();
@@ -87,17 +103,25 @@ describe('the package (npm pack): the built gateway, installed into an empty fol
     mkdirSync(app);
     writeFileSync(join(app, 'package.json'), '{ "name": "gantry-install-check", "private": true }\n');
     // From the local npm cache where it can: the packages of the repository's own install.
-    await run('npm', ['install', join(work, packed.filename), '--omit=optional', '--prefer-offline', '--no-audit', '--no-fund'], {
-      cwd: app,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    await run(
+      'npm',
+      ['install', join(work, packed.filename), '--omit=optional', '--prefer-offline', '--no-audit', '--no-fund'],
+      {
+        cwd: app,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     expect(existsSync(join(app, 'node_modules', 'gantry', 'dist', 'src', 'main.js'))).toBe(true);
     expect(existsSync(join(app, 'node_modules', 'node-llama-cpp'))).toBe(false);
 
     const served = gantry(app, ['--port', '0', '--host', '127.0.0.1']);
     const client = new OpenAI({ baseURL: `${await served.listening}/v1`, apiKey: 'unused', maxRetries: 0 });
     let answer = '';
-    for await (const chunk of await client.chat.completions.create({ model: 'stub', stream: true, messages: [{ role: 'user', content: 'installed and serving' }] })) {
+    for await (const chunk of await client.chat.completions.create({
+      model: 'stub',
+      stream: true,
+      messages: [{ role: 'user', content: 'installed and serving' }],
+    })) {
       answer += chunk.choices[0]?.delta.content ?? '';
     }
     expect(answer).toBe('installed and serving');
@@ -108,14 +132,20 @@ describe('the package (npm pack): the built gateway, installed into an empty fol
     writeFileSync(join(app, 'plugins.yaml'), 'plugins: [plugins/outcome-log.mjs]\n');
     const plugged = gantry(app, ['--config', 'plugins.yaml', '--port', '0', '--host', '127.0.0.1']);
     const pluggedClient = new OpenAI({ baseURL: `${await plugged.listening}/v1`, apiKey: 'unused', maxRetries: 0 });
-    await pluggedClient.chat.completions.create({ model: 'stub', messages: [{ role: 'user', content: 'seen by the plugin' }] });
+    await pluggedClient.chat.completions.create({
+      model: 'stub',
+      messages: [{ role: 'user', content: 'seen by the plugin' }],
+    });
     const outcomes = join(app, 'plugins', 'outcomes.log');
     const deadline = Date.now() + 10_000;
     while (!existsSync(outcomes) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     // Found among the providers as a GenerationHook: the very class the gateway runs, not a copy.
     expect(readFileSync(outcomes, 'utf8')).toBe('stub completed\n');
 
-    writeFileSync(join(app, 'gantry.yaml'), 'models:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
+    writeFileSync(
+      join(app, 'gantry.yaml'),
+      'models:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n',
+    );
     const refused = gantry(app, ['--config', 'gantry.yaml', '--port', '0']);
     expect(await refused.exited).toBe(1);
     expect(refused.stderr()).toContain(

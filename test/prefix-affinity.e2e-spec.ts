@@ -14,7 +14,9 @@ const opening = (index: number): Message[] => [
 ];
 const CONVERSATIONS = Array.from({ length: 8 }, (_, index) => index);
 const sumOf = (samples: Sample[], name: string, model: string) =>
-  samples.filter((sample) => sample.name === name && sample.labels.model === model).reduce((sum, sample) => sum + sample.value, 0);
+  samples
+    .filter((sample) => sample.name === name && sample.labels.model === model)
+    .reduce((sum, sample) => sum + sample.value, 0);
 
 describe('prefix-affinity routing over four engines with a prefix cache', () => {
   let mocks: MockUpstream[];
@@ -30,7 +32,12 @@ describe('prefix-affinity routing over four engines with a prefix cache', () => 
     if (histories.has(key)) messages.push({ role: 'user', content: text });
     histories.set(key, messages);
     const before = mocks.map((mock) => mock.state.chatRequests);
-    const stream = await via.chat.completions.create({ model, messages, stream: true, stream_options: { include_usage: true } });
+    const stream = await via.chat.completions.create({
+      model,
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let answer = '';
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const chunk of stream) {
@@ -39,19 +46,33 @@ describe('prefix-affinity routing over four engines with a prefix cache', () => 
     }
     messages.push({ role: 'assistant', content: answer });
     const served = mocks.findIndex((mock, index) => mock.state.chatRequests > before[index]);
-    return { served, promptTokens: usage?.prompt_tokens ?? 0, cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0 };
+    return {
+      served,
+      promptTokens: usage?.prompt_tokens ?? 0,
+      cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+    };
   }
 
   beforeAll(async () => {
     mocks = await Promise.all([0, 1, 2, 3].map(() => startMockUpstream({ behaviour: { prefixCacheTokens: 100_000 } })));
-    const fleet = { engine: 'http', upstreams: mocks.map((mock) => mock.url), healthCheckIntervalMs: 100, maxFailures: 1, ejectionBaseMs: 200 };
+    const fleet = {
+      engine: 'http',
+      upstreams: mocks.map((mock) => mock.url),
+      healthCheckIntervalMs: 100,
+      maxFailures: 1,
+      ejectionBaseMs: 200,
+    };
     gateway = await startGateway({
       keepalive: { mode: 'chunks', intervalMs: 100 },
       models: [
         { name: 'affinity', ...fleet, upstreamModel: 'affinity', routing: 'prefix-affinity' },
         { name: 'balanced', ...fleet, upstreamModel: 'balanced' },
         {
-          name: 'affinity-held', ...fleet, upstreamModel: 'held', routing: 'prefix-affinity', routingLoadFactor: 1.25,
+          name: 'affinity-held',
+          ...fleet,
+          upstreamModel: 'held',
+          routing: 'prefix-affinity',
+          routingLoadFactor: 1.25,
           headers: { 'x-mock-behaviour': JSON.stringify({ prefillMs: 10_000 }) },
         },
       ],
@@ -97,7 +118,15 @@ describe('prefix-affinity routing over four engines with a prefix cache', () => 
 
   it('makes the same choice on another gateway with the same fleet, listed in another order', async () => {
     const other = await startGateway({
-      models: [{ name: 'affinity', engine: 'http', upstreams: mocks.map((mock) => `${mock.url}/`).reverse(), upstreamModel: 'affinity', routing: 'prefix-affinity' }],
+      models: [
+        {
+          name: 'affinity',
+          engine: 'http',
+          upstreams: mocks.map((mock) => `${mock.url}/`).reverse(),
+          upstreamModel: 'affinity',
+          routing: 'prefix-affinity',
+        },
+      ],
     });
     try {
       const otherClient = new OpenAI({ baseURL: `${other.url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -115,7 +144,8 @@ describe('prefix-affinity routing over four engines with a prefix cache', () => 
 
   it('moves only the conversations of a replica that goes down, without client errors, and takes them back when it returns', async () => {
     const owners = new Map<number, number>();
-    for (const conversation of CONVERSATIONS) owners.set(conversation, (await turn('affinity', conversation, 'Status?')).served);
+    for (const conversation of CONVERSATIONS)
+      owners.set(conversation, (await turn('affinity', conversation, 'Status?')).served);
     const counts = [0, 1, 2, 3].map((index) => [...owners.values()].filter((owner) => owner === index).length);
     const down = counts.indexOf(Math.max(...counts));
     await mocks[down].refuseConnections();
@@ -128,7 +158,10 @@ describe('prefix-affinity routing over four engines with a prefix cache', () => 
     } finally {
       await mocks[down].acceptConnections();
     }
-    const ready = async () => (await (await fetch(`${gateway.url}/ready`)).json()) as { models: Record<string, { replicas: Array<{ healthy: boolean }> }> };
+    const ready = async () =>
+      (await (await fetch(`${gateway.url}/ready`)).json()) as {
+        models: Record<string, { replicas: Array<{ healthy: boolean }> }>;
+      };
     let healthy = false;
     for (let attempt = 0; attempt < 100 && !healthy; attempt += 1) {
       healthy = (await ready()).models.affinity.replicas.every((replica) => replica.healthy);
@@ -150,7 +183,11 @@ describe('prefix-affinity routing over four engines with a prefix cache', () => 
     try {
       for (let index = 0; index < 8; index += 1) {
         held.push(
-          postSse(`${gateway.url}/v1/chat/completions`, { model: 'affinity-held', messages: opening(99), stream: true }, { onFrame: () => release.now }),
+          postSse(
+            `${gateway.url}/v1/chat/completions`,
+            { model: 'affinity-held', messages: opening(99), stream: true },
+            { onFrame: () => release.now },
+          ),
         );
         // One at a time, so each placement sees the loads the earlier ones left.
         expect(await eventually(() => open().reduce((sum, count) => sum + count, 0) === index + 1, 3000)).toBe(true);
@@ -164,10 +201,16 @@ describe('prefix-affinity routing over four engines with a prefix cache', () => 
       expect(sumOf(samples, 'gantry_upstream_affinity_overrides_total', 'affinity-held')).toBeGreaterThan(0);
       // Per replica, as the replica health gauge is labelled.
       const busiest = loads.indexOf(Math.max(...loads));
-      expect(valueOf(samples, 'gantry_upstream_requests_total', { model: 'affinity-held', replica: mocks[busiest].url })).toBe(loads[busiest]);
+      expect(
+        valueOf(samples, 'gantry_upstream_requests_total', { model: 'affinity-held', replica: mocks[busiest].url }),
+      ).toBe(loads[busiest]);
       // Least-outstanding models count their requests too, and have no override series.
       expect(sumOf(samples, 'gantry_upstream_requests_total', 'balanced')).toBeGreaterThan(0);
-      expect(samples.some((sample) => sample.name === 'gantry_upstream_affinity_overrides_total' && sample.labels.model === 'balanced')).toBe(false);
+      expect(
+        samples.some(
+          (sample) => sample.name === 'gantry_upstream_affinity_overrides_total' && sample.labels.model === 'balanced',
+        ),
+      ).toBe(false);
     } finally {
       release.now = true;
       await Promise.all(held);
@@ -176,11 +219,22 @@ describe('prefix-affinity routing over four engines with a prefix cache', () => 
   });
 
   it('is configured per model: routing and routingLoadFactor are checked, least-outstanding by default', async () => {
-    const model = (extra: Record<string, unknown>) => ({ models: [{ name: 'm', engine: 'http', upstreams: ['http://127.0.0.1:9/v1'], ...extra }] });
+    const model = (extra: Record<string, unknown>) => ({
+      models: [{ name: 'm', engine: 'http', upstreams: ['http://127.0.0.1:9/v1'], ...extra }],
+    });
     expect(parseConfig(model({})).models[0]).toMatchObject({ routing: 'least-outstanding', routingLoadFactor: 1.25 });
-    expect(parseConfig(model({ routing: 'prefix-affinity', routingLoadFactor: 2 })).models[0]).toMatchObject({ routing: 'prefix-affinity', routingLoadFactor: 2 });
-    expect(() => parseConfig(model({ routing: 'round-robin' }))).toThrow(/routing must be one of: least-outstanding, prefix-affinity/);
-    expect(() => parseConfig(model({ routingLoadFactor: 0.5 }))).toThrow(/routingLoadFactor must be a number from 1 to 100/);
-    expect(() => parseConfig(model({ routingLoadFactor: 'high' }))).toThrow(/routingLoadFactor must be a number from 1 to 100/);
+    expect(parseConfig(model({ routing: 'prefix-affinity', routingLoadFactor: 2 })).models[0]).toMatchObject({
+      routing: 'prefix-affinity',
+      routingLoadFactor: 2,
+    });
+    expect(() => parseConfig(model({ routing: 'round-robin' }))).toThrow(
+      /routing must be one of: least-outstanding, prefix-affinity/,
+    );
+    expect(() => parseConfig(model({ routingLoadFactor: 0.5 }))).toThrow(
+      /routingLoadFactor must be a number from 1 to 100/,
+    );
+    expect(() => parseConfig(model({ routingLoadFactor: 'high' }))).toThrow(
+      /routingLoadFactor must be a number from 1 to 100/,
+    );
   });
 });

@@ -23,16 +23,23 @@ const modelNames = async (url: string): Promise<string[]> =>
   (await readJson(await fetch(`${url}/v1/models`))).data.map((model: { id: string }) => model.id);
 
 /** The text a chat completion answers. */
-async function answer(url: string, model: string, text: string): Promise<{ status: number; content?: string; reasoning?: string }> {
+async function answer(
+  url: string,
+  model: string,
+  text: string,
+): Promise<{ status: number; content?: string; reasoning?: string }> {
   const response = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model, messages: [{ role: 'user', content: text }] }),
   });
   const body = await readJson(response);
-  return { status: response.status, content: body.choices?.[0]?.message?.content, reasoning: body.choices?.[0]?.message?.reasoning_content };
+  return {
+    status: response.status,
+    content: body.choices?.[0]?.message?.content,
+    reasoning: body.choices?.[0]?.message?.reasoning_content,
+  };
 }
-
 
 describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
   it('SIGHUP: new, changed and removed models apply to new requests while an open stream finishes on the engine it started on', async () => {
@@ -60,8 +67,12 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     // The new model has its series; the removed one leaves the gauges.
     const samples = parsePrometheus(await (await fetch(`${url}/metrics`)).text());
     expect(valueOf(samples, 'gantry_requests_total', { model: 'fresh', outcome: 'completed', status: '200' })).toBe(1);
-    expect(samples.some((sample) => sample.name === 'gantry_running_requests' && sample.labels.model === 'fresh')).toBe(true);
-    expect(samples.some((sample) => sample.name === 'gantry_running_requests' && sample.labels.model === 'gone')).toBe(false);
+    expect(samples.some((sample) => sample.name === 'gantry_running_requests' && sample.labels.model === 'fresh')).toBe(
+      true,
+    );
+    expect(samples.some((sample) => sample.name === 'gantry_running_requests' && sample.labels.model === 'gone')).toBe(
+      false,
+    );
     // A new request on the changed model runs on its new engine (which reasons first).
     expect(await answer(url, 'slow', 'x')).toMatchObject({ status: 200, content: 'x', reasoning: 'thinking first' });
 
@@ -70,14 +81,23 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     expect(CHAT.endedWell(outcome.frames)).toBe(true);
     expect(outcome.frames.map(CHAT.contentOf).join('')).toBe(prompt);
     // Started on the engine without reasoning, it never got any.
-    expect(outcome.frames.some((frame) => frame.kind === 'event' && frame.data.includes('reasoning_content'))).toBe(false);
+    expect(outcome.frames.some((frame) => frame.kind === 'event' && frame.data.includes('reasoning_content'))).toBe(
+      false,
+    );
 
     expect(
-      await eventually(() =>
-        logLinesOf(cli.output().stdout).some((line) => line.msg === `Configuration reloaded from ${file}: models added fresh; changed slow; removed gone.`),
-      5_000),
+      await eventually(
+        () =>
+          logLinesOf(cli.output().stdout).some(
+            (line) =>
+              line.msg === `Configuration reloaded from ${file}: models added fresh; changed slow; removed gone.`,
+          ),
+        5_000,
+      ),
     ).toBe(true);
-    const warning = logLinesOf(cli.output().stdout).find((line) => line.msg.startsWith('These changed keys take effect only after a restart'));
+    const warning = logLinesOf(cli.output().stdout).find((line) =>
+      line.msg.startsWith('These changed keys take effect only after a restart'),
+    );
     expect(warning).toMatchObject({ level: 40, msg: expect.stringContaining(': keepalive.intervalMs.') });
 
     cli.child.kill('SIGTERM');
@@ -91,7 +111,8 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
 
     writeFileSync(file, 'models:\n  - { name: kept, engine: stub }\n  - { name: bad, engine: stub, prefillMs: -5 }\n');
     cli.child.kill('SIGHUP');
-    const refusal = () => logLinesOf(cli.output().stdout).find((line) => line.msg.startsWith('Configuration reload refused'));
+    const refusal = () =>
+      logLinesOf(cli.output().stdout).find((line) => line.msg.startsWith('Configuration reload refused'));
     expect(await eventually(() => refusal() !== undefined, 10_000)).toBe(true);
     expect(refusal()).toMatchObject({ level: 50 });
     expect(refusal()!.msg).toBe(
@@ -100,7 +121,9 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     // The same file refuses a start with the same message.
     const start = startCli(['--config', file, '--port', '0']);
     expect(await start.exited).toBe(1);
-    expect(start.output().stderr).toContain(`Invalid configuration (${file}):\n  - models[1].prefillMs must not be less than 0`);
+    expect(start.output().stderr).toContain(
+      `Invalid configuration (${file}):\n  - models[1].prefillMs must not be less than 0`,
+    );
 
     expect(await modelNames(url)).toEqual(['kept']);
     expect(await answer(url, 'kept', 'still here')).toMatchObject({ status: 200, content: 'still here' });
@@ -120,7 +143,9 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     const empty = `Invalid configuration (${file}):\n  - the file is empty: it must hold the configuration, at least the models to serve`;
     expect(refusals()[0]).toMatchObject({ level: 50, msg: expect.stringContaining(empty) });
     // It was read again before it was refused, each time with a warning that says why.
-    const retries = lines().filter((line) => line.msg.startsWith(`Configuration file ${file} looks unfinished (the file is empty`));
+    const retries = lines().filter((line) =>
+      line.msg.startsWith(`Configuration file ${file} looks unfinished (the file is empty`),
+    );
     expect(retries.length).toBeGreaterThanOrEqual(2);
     expect(retries[0]).toMatchObject({ level: 40 });
     // The same file refuses a start with the same message.
@@ -131,7 +156,9 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     writeFileSync(file, 'keepalive: { intervalMs: 500 }\n');
     cli.child.kill('SIGHUP');
     expect(await eventually(() => refusals().length === 2, 10_000)).toBe(true);
-    expect(refusals()[1].msg).toContain('models is missing: a reload keeps serving the running models rather than fall back to the default stub');
+    expect(refusals()[1].msg).toContain(
+      'models is missing: a reload keeps serving the running models rather than fall back to the default stub',
+    );
 
     expect(await modelNames(url)).toEqual(['production']);
     expect(await answer(url, 'production', 'still here')).toMatchObject({ status: 200, content: 'still here' });
@@ -146,12 +173,22 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
 
     // Truncated: the watcher sees it and reads it again, waiting for the rest.
     writeFileSync(file, '');
-    expect(await eventually(() => lines().some((line) => line.msg.startsWith(`Configuration file ${file} looks unfinished`)), 10_000)).toBe(true);
+    expect(
+      await eventually(
+        () => lines().some((line) => line.msg.startsWith(`Configuration file ${file} looks unfinished`)),
+        10_000,
+      ),
+    ).toBe(true);
     writeFileSync(file, 'models:\n  - { name: production, engine: stub }\n  - { name: canary, engine: stub }\n');
     expect(await eventually(async () => (await modelNames(url)).join() === 'production,canary', 10_000)).toBe(true);
     expect(await answer(url, 'canary', 'whole')).toMatchObject({ status: 200, content: 'whole' });
-    const reloads = () => lines().filter((line) => line.msg.startsWith('Configuration reloaded')).map((line) => line.msg);
-    expect(await eventually(() => reloads().includes(`Configuration reloaded from ${file}: models added canary.`), 5_000)).toBe(true);
+    const reloads = () =>
+      lines()
+        .filter((line) => line.msg.startsWith('Configuration reloaded'))
+        .map((line) => line.msg);
+    expect(
+      await eventually(() => reloads().includes(`Configuration reloaded from ${file}: models added canary.`), 5_000),
+    ).toBe(true);
     expect(reloads().every((line) => !line.includes('stub') && !line.includes('removed'))).toBe(true);
   }, 30_000);
   it('SIGHUP: API keys, their tenants and limits apply to new requests at once', async () => {
@@ -180,8 +217,15 @@ describe('live reconfiguration of one process (SIGHUP, --watch-config)', () => {
     expect(await ask('sk-a', 'other')).toMatchObject({ status: 200 });
     expect(await ask('sk-a', 'other')).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
     const reloaded = `Configuration reloaded from ${file}: no model changed. Also applied: auth.apiKeys.`;
-    expect(await eventually(() => logLinesOf(cli.output().stdout).some((line) => line.msg === reloaded), 5_000), cli.output().stdout).toBe(true);
-    expect(logLinesOf(cli.output().stdout).some((line) => line.msg.startsWith('These changed keys take effect only after a restart'))).toBe(false);
+    expect(
+      await eventually(() => logLinesOf(cli.output().stdout).some((line) => line.msg === reloaded), 5_000),
+      cli.output().stdout,
+    ).toBe(true);
+    expect(
+      logLinesOf(cli.output().stdout).some((line) =>
+        line.msg.startsWith('These changed keys take effect only after a restart'),
+      ),
+    ).toBe(false);
     expect(cli.output().stdout).not.toContain('sk-b');
   });
 

@@ -29,7 +29,11 @@ describe('request logs', () => {
   it('writes one line per request with its fields, and no prompt, output or key', async () => {
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-very-secret-key', 'x-request-id': 'req-42' },
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer sk-very-secret-key',
+        'x-request-id': 'req-42',
+      },
       body: JSON.stringify({ model: 'stub', messages: ask('TOP-SECRET-PROMPT words') }),
     });
     expect(response.headers.get('x-request-id')).toBe('req-42');
@@ -56,11 +60,20 @@ describe('request logs', () => {
 
   it('logs a client hang-up as such, at info level, with a generated request id returned to the client', async () => {
     let returnedId: string | null = null;
-    const exchange = await postSse(`${gateway.url}/v1/chat/completions`, { model: 'slow', stream: true, messages: ask('x') }, { onFrame: () => true });
+    const exchange = await postSse(
+      `${gateway.url}/v1/chat/completions`,
+      { model: 'slow', stream: true, messages: ask('x') },
+      { onFrame: () => true },
+    );
     returnedId = exchange.headers.get('x-request-id');
     expect(returnedId).toMatch(/^[0-9a-f-]{36}$/);
     expect(await eventually(() => lines.some((line) => line.requestId === returnedId))).toBe(true);
-    expect(lines.find((line) => line.requestId === returnedId)).toMatchObject({ level: 30, outcome: 'client_closed', phase: 'prefill', status: 499 });
+    expect(lines.find((line) => line.requestId === returnedId)).toMatchObject({
+      level: 30,
+      outcome: 'client_closed',
+      phase: 'prefill',
+      status: 499,
+    });
   });
 
   it('names the model and `stream` of a request refused before its stream opened, from its body', async () => {
@@ -75,22 +88,60 @@ describe('request logs', () => {
       return lines.find((line) => line.requestId === requestId)!;
     };
 
-    expect((await post('/v1/chat/completions', { model: 'stub', stream: true, temperature: 7, messages: ask('x') }, 'refused-400')).status).toBe(400);
-    expect(await lineOf('refused-400')).toMatchObject({ api: 'chat', model: 'stub', stream: true, status: 400, outcome: 'rejected' });
+    expect(
+      (
+        await post(
+          '/v1/chat/completions',
+          { model: 'stub', stream: true, temperature: 7, messages: ask('x') },
+          'refused-400',
+        )
+      ).status,
+    ).toBe(400);
+    expect(await lineOf('refused-400')).toMatchObject({
+      api: 'chat',
+      model: 'stub',
+      stream: true,
+      status: 400,
+      outcome: 'rejected',
+    });
 
-    expect((await post('/v1/messages', { model: 'nope', max_tokens: 5, messages: ask('x') }, 'refused-404')).status).toBe(404);
-    expect(await lineOf('refused-404')).toMatchObject({ api: 'messages', model: 'nope', stream: false, status: 404, outcome: 'rejected' });
+    expect(
+      (await post('/v1/messages', { model: 'nope', max_tokens: 5, messages: ask('x') }, 'refused-404')).status,
+    ).toBe(404);
+    expect(await lineOf('refused-404')).toMatchObject({
+      api: 'messages',
+      model: 'nope',
+      stream: false,
+      status: 404,
+      outcome: 'rejected',
+    });
 
     const release = { now: false };
-    const holder = postSse(`${gateway.url}/v1/chat/completions`, { model: 'full', stream: true, messages: ask('hold') }, { onFrame: () => release.now });
+    const holder = postSse(
+      `${gateway.url}/v1/chat/completions`,
+      { model: 'full', stream: true, messages: ask('hold') },
+      { onFrame: () => release.now },
+    );
     expect(await eventually(() => gateway.registry.resolve('full').admission.running === 1)).toBe(true);
-    expect((await post('/v1/messages', { model: 'full', stream: true, max_tokens: 5, messages: ask('x') }, 'refused-529')).status).toBe(529);
-    expect(await lineOf('refused-529')).toMatchObject({ api: 'messages', model: 'full', engine: 'stub', stream: true, status: 529, outcome: 'rejected' });
+    expect(
+      (await post('/v1/messages', { model: 'full', stream: true, max_tokens: 5, messages: ask('x') }, 'refused-529'))
+        .status,
+    ).toBe(529);
+    expect(await lineOf('refused-529')).toMatchObject({
+      api: 'messages',
+      model: 'full',
+      engine: 'stub',
+      stream: true,
+      status: 529,
+      outcome: 'rejected',
+    });
     release.now = true;
     await holder;
 
     // Fields of the wrong type name nothing.
-    expect((await post('/v1/chat/completions', { model: 42, stream: 'yes', messages: ask('x') }, 'refused-types')).status).toBe(400);
+    expect(
+      (await post('/v1/chat/completions', { model: 42, stream: 'yes', messages: ask('x') }, 'refused-types')).status,
+    ).toBe(400);
     const mistyped = await lineOf('refused-types');
     expect(mistyped).toMatchObject({ status: 400, outcome: 'rejected', stream: false });
     expect(mistyped.model).toBeUndefined();

@@ -10,7 +10,8 @@ import { sharedStoreScenarios, textOf } from './support/shared-store-scenarios.j
 // Two gateway processes sharing one real redis-server (`responses.store: redis`): what one
 // creates, the other reads, continues, resumes, cancels and deletes.
 const REDIS_URL = process.env.GANTRY_TEST_REDIS_URL;
-if (REDIS_URL === undefined && process.env.CI) throw new Error('GANTRY_TEST_REDIS_URL must be set in CI (.ci/run starts redis-server and sets it)');
+if (REDIS_URL === undefined && process.env.CI)
+  throw new Error('GANTRY_TEST_REDIS_URL must be set in CI (.ci/run starts redis-server and sets it)');
 
 type Item = Record<string, any>;
 
@@ -82,7 +83,9 @@ describe.skipIf(REDIS_URL === undefined)('two gateway processes on one Redis (re
     expect(read).toMatchObject({ status: 'failed', error: { code: 'server_error' } });
     expect(read).not.toHaveProperty('gantry_lease_until');
     // Continuing from it is allowed now that it has ended.
-    expect((await a.responses.create({ model: 'stub', input: 'then', previous_response_id: created.id })).status).toBe('completed');
+    expect((await a.responses.create({ model: 'stub', input: 'then', previous_response_id: created.id })).status).toBe(
+      'completed',
+    );
   }, 30_000);
 
   it('refuses an input that repeated item references make larger than maxResolvedInputBytes, on any replica', async () => {
@@ -94,7 +97,9 @@ describe.skipIf(REDIS_URL === undefined)('two gateway processes on one Redis (re
       error: { code: 'input_too_large', param: 'input[3].id' },
     });
     // Within the bound they resolve (the answer is cut at its one token).
-    expect((await b.responses.create({ model: 'stub', input: references.slice(0, 3), max_output_tokens: 1 })).status).toBe('incomplete');
+    expect(
+      (await b.responses.create({ model: 'stub', input: references.slice(0, 3), max_output_tokens: 1 })).status,
+    ).toBe('incomplete');
   });
 });
 
@@ -118,13 +123,28 @@ describe('a Redis store that cannot be reached', () => {
     const answered = await client.responses.create({ model: 'stub', input: 'still served' });
     expect(textOf(answered)).toBe('still served');
     const unavailable = { status: 503, error: { code: 'response_store_unavailable' } };
-    await expect(client.responses.create({ model: 'stub', input: 'x', previous_response_id: answered.id })).rejects.toMatchObject(unavailable);
-    await expect(client.responses.create({ model: 'stub', input: 'x', background: true })).rejects.toMatchObject(unavailable);
+    await expect(
+      client.responses.create({ model: 'stub', input: 'x', previous_response_id: answered.id }),
+    ).rejects.toMatchObject(unavailable);
+    await expect(client.responses.create({ model: 'stub', input: 'x', background: true })).rejects.toMatchObject(
+      unavailable,
+    );
     await expect(client.responses.retrieve(answered.id)).rejects.toMatchObject(unavailable);
-    await expect(client.responses.create({ model: 'stub', input: 'x', store: false })).resolves.toMatchObject({ status: 'completed' });
+    await expect(client.responses.create({ model: 'stub', input: 'x', store: false })).resolves.toMatchObject({
+      status: 'completed',
+    });
     // The background request was refused, before anything ran: counted so, with its status.
     const samples = parsePrometheus(await (await fetch(`${gateway.url}/metrics`)).text());
-    expect(valueOf(samples, 'gantry_requests_total', { api: 'responses', model: 'stub', outcome: 'rejected', status: '503' })).toBe(1);
-    expect(valueOf(samples, 'gantry_requests_total', { api: 'responses', model: 'stub', outcome: 'failed', status: '200' })).toBe(0);
+    expect(
+      valueOf(samples, 'gantry_requests_total', {
+        api: 'responses',
+        model: 'stub',
+        outcome: 'rejected',
+        status: '503',
+      }),
+    ).toBe(1);
+    expect(
+      valueOf(samples, 'gantry_requests_total', { api: 'responses', model: 'stub', outcome: 'failed', status: '200' }),
+    ).toBe(0);
   });
 });

@@ -52,7 +52,15 @@ describe('stored Responses (responses.store: memory)', () => {
     expect(textOf(retrieved)).toBe('hello there');
 
     const items = await client.responses.inputItems.list(created.id);
-    expect(items.data).toEqual([{ id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'hello there' }] }]);
+    expect(items.data).toEqual([
+      {
+        id: expect.stringMatching(/^msg_/),
+        type: 'message',
+        role: 'user',
+        status: 'completed',
+        content: [{ type: 'input_text', text: 'hello there' }],
+      },
+    ]);
   });
 
   it('keeps a streamed response before its last event leaves', async () => {
@@ -83,20 +91,41 @@ describe('stored Responses (responses.store: memory)', () => {
     expect(first.data.map((item: Item) => item.content[0].text)).toEqual(['a', 'b']);
     expect(first.has_more).toBe(true);
     const all: string[] = [];
-    for await (const item of client.responses.inputItems.list(created.id, { limit: 2 })) all.push((item as Item).content[0].text);
+    for await (const item of client.responses.inputItems.list(created.id, { limit: 2 }))
+      all.push((item as Item).content[0].text);
     expect(all).toEqual(['e', 'd', 'c', 'b', 'a']);
-    await expect(client.responses.inputItems.list(created.id, { limit: 500 })).rejects.toMatchObject({ status: 400, error: { param: 'limit' } });
+    await expect(client.responses.inputItems.list(created.id, { limit: 500 })).rejects.toMatchObject({
+      status: 400,
+      error: { param: 'limit' },
+    });
   });
 
   it('continues a chain with previous_response_id: the engine gets the whole conversation', async () => {
-    const first = await client.responses.create({ model: 'upstream', input: 'my name is Ada', instructions: 'Be brief.' });
-    const second = await client.responses.create({ model: 'upstream', input: 'what is my name', previous_response_id: first.id });
+    const first = await client.responses.create({
+      model: 'upstream',
+      input: 'my name is Ada',
+      instructions: 'Be brief.',
+    });
+    const second = await client.responses.create({
+      model: 'upstream',
+      input: 'what is my name',
+      previous_response_id: first.id,
+    });
     expect(second.previous_response_id).toBe(first.id);
-    const third = await client.responses.create({ model: 'upstream', input: [{ role: 'user', content: 'and again' }], previous_response_id: second.id });
+    const third = await client.responses.create({
+      model: 'upstream',
+      input: [{ role: 'user', content: 'and again' }],
+      previous_response_id: second.id,
+    });
     expect(third.status).toBe('completed');
 
     const messages = upstream.state.received.at(-1)!.body.messages as Item[];
-    expect(messages.map((message) => [message.role, typeof message.content === 'string' ? message.content : message.content.map((part: Item) => part.text).join('')])).toEqual([
+    expect(
+      messages.map((message) => [
+        message.role,
+        typeof message.content === 'string' ? message.content : message.content.map((part: Item) => part.text).join(''),
+      ]),
+    ).toEqual([
       ['user', 'my name is Ada'],
       ['assistant', textOf(first)],
       ['user', 'what is my name'],
@@ -108,7 +137,9 @@ describe('stored Responses (responses.store: memory)', () => {
   });
 
   it('refuses an unknown previous_response_id with a 400 naming it', async () => {
-    await expect(client.responses.create({ model: 'stub', input: 'hi', previous_response_id: 'resp_nope' })).rejects.toMatchObject({
+    await expect(
+      client.responses.create({ model: 'stub', input: 'hi', previous_response_id: 'resp_nope' }),
+    ).rejects.toMatchObject({
       status: 400,
       error: { param: 'previous_response_id', message: expect.stringContaining('resp_nope') },
     });
@@ -139,10 +170,18 @@ describe('stored Responses (responses.store: memory)', () => {
     // Kept as copies under ids of their own: the referenced items stay their first response's.
     expect(items[1]!.id).not.toBe(reasoning.id);
     await client.responses.delete(second.id);
-    const third = await client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: message.id }, { role: 'user', content: 'still there' }] });
+    const third = await client.responses.create({
+      model: 'stub',
+      input: [
+        { type: 'item_reference', id: message.id },
+        { role: 'user', content: 'still there' },
+      ],
+    });
     expect(third.status).toBe('completed');
 
-    await expect(client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: 'msg_unknown' }] })).rejects.toMatchObject({
+    await expect(
+      client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: 'msg_unknown' }] }),
+    ).rejects.toMatchObject({
       status: 400,
       error: { param: 'input[0].id', message: expect.stringContaining('msg_unknown') },
     });
@@ -157,12 +196,26 @@ describe('stored Responses (responses.store: memory)', () => {
     const references = Array.from({ length: 4 }, () => ({ type: 'item_reference' as const, id: item!.id }));
     await expect(client.responses.create({ model: 'upstream', input: references })).rejects.toMatchObject({
       status: 400,
-      error: { code: 'input_too_large', param: 'input[3].id', message: expect.stringContaining('responses.maxResolvedInputBytes (1048576 bytes)') },
+      error: {
+        code: 'input_too_large',
+        param: 'input[3].id',
+        message: expect.stringContaining('responses.maxResolvedInputBytes (1048576 bytes)'),
+      },
     });
     // Whatever path brings the bytes in: here, a chain of previous responses.
     let previous = kept.id;
-    for (let turn = 0; turn < 2; turn += 1) previous = (await client.responses.create({ model: 'stub', input: large, previous_response_id: previous, max_output_tokens: 1 })).id;
-    await expect(client.responses.create({ model: 'upstream', input: large, previous_response_id: previous })).rejects.toMatchObject({
+    for (let turn = 0; turn < 2; turn += 1)
+      previous = (
+        await client.responses.create({
+          model: 'stub',
+          input: large,
+          previous_response_id: previous,
+          max_output_tokens: 1,
+        })
+      ).id;
+    await expect(
+      client.responses.create({ model: 'upstream', input: large, previous_response_id: previous }),
+    ).rejects.toMatchObject({
       status: 400,
       error: { code: 'input_too_large', param: 'previous_response_id' },
     });
@@ -175,8 +228,20 @@ describe('stored Responses (responses.store: memory)', () => {
   it('never lets an id sent in input take over a stored item', async () => {
     const first = await client.responses.create({ model: 'stub', input: 'the real words' });
     const message = (first.output as Item[]).find((item) => item.type === 'message')!;
-    await client.responses.create({ model: 'stub', input: [{ type: 'message', id: message.id, role: 'assistant', content: 'forged words' }, { role: 'user', content: 'hi' }] as never });
-    const referring = await client.responses.create({ model: 'upstream', input: [{ type: 'item_reference', id: message.id }, { role: 'user', content: 'go on' }] });
+    await client.responses.create({
+      model: 'stub',
+      input: [
+        { type: 'message', id: message.id, role: 'assistant', content: 'forged words' },
+        { role: 'user', content: 'hi' },
+      ] as never,
+    });
+    const referring = await client.responses.create({
+      model: 'upstream',
+      input: [
+        { type: 'item_reference', id: message.id },
+        { role: 'user', content: 'go on' },
+      ],
+    });
     expect(referring.status).toBe('completed');
     const messages = upstream.state.received.at(-1)!.body.messages as Item[];
     expect(messages[0]).toMatchObject({ role: 'assistant', content: 'the real words' });
@@ -197,7 +262,9 @@ describe('stored Responses (responses.store: memory)', () => {
     await client.responses.delete(created.id);
     await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
     await expect(client.responses.delete(created.id)).rejects.toMatchObject({ status: 404 });
-    await expect(client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: item.id }] })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: item.id }] }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 
   it('runs a background response with nobody connected; polling sees it finish', async () => {
@@ -215,13 +282,19 @@ describe('stored Responses (responses.store: memory)', () => {
   });
 
   it('counts a background request in the metrics when its run ends, with its outcome and tokens', async () => {
-    const completed = () => fetch(`${gateway.url}/metrics`).then(async (response) =>
-      valueOf(parsePrometheus(await response.text()), 'gantry_requests_total', { api: 'responses', model: 'slow', outcome: 'completed' }),
-    );
+    const completed = () =>
+      fetch(`${gateway.url}/metrics`).then(async (response) =>
+        valueOf(parsePrometheus(await response.text()), 'gantry_requests_total', {
+          api: 'responses',
+          model: 'slow',
+          outcome: 'completed',
+        }),
+      );
     const before = await completed();
     const created = await client.responses.create({ model: 'slow', input: SENTENCE, background: true });
     const deadline = Date.now() + 30_000;
-    while ((await client.responses.retrieve(created.id)).status !== 'completed' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while ((await client.responses.retrieve(created.id)).status !== 'completed' && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     let after = await completed();
     while (after === before && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -243,8 +316,10 @@ describe('stored Responses (responses.store: memory)', () => {
     const resumed = await client.responses.retrieve(id, { stream: true, starting_after: last });
     for await (const event of resumed) seen.push(event);
 
-    expect(seen.filter((event) => event.type === "error")).toEqual([]);
-    expect(seen.map((event) => `${event.sequence_number} ${event.type}`)).toEqual(seen.map((event, index) => `${index} ${event.type}`));
+    expect(seen.filter((event) => event.type === 'error')).toEqual([]);
+    expect(seen.map((event) => `${event.sequence_number} ${event.type}`)).toEqual(
+      seen.map((event, index) => `${index} ${event.type}`),
+    );
     expect(seen.at(-1)!.type).toBe('response.completed');
     const text = seen.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : [])).join('');
     expect(text).toBe(SENTENCE);
@@ -259,7 +334,12 @@ describe('stored Responses (responses.store: memory)', () => {
       if (beats.filter((beat) => beat.type === 'response.in_progress').length >= 3) break;
     }
     await client.responses.cancel(created.id);
-    expect(beats.map((event) => event.type)).toEqual(['response.created', 'response.in_progress', 'response.in_progress', 'response.in_progress']);
+    expect(beats.map((event) => event.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.in_progress',
+      'response.in_progress',
+    ]);
   });
 
   it('stops a run whose response was ended while it could not write: that end stands, and ends its log', async () => {
@@ -280,7 +360,10 @@ describe('stored Responses (responses.store: memory)', () => {
     // Its next renewal is refused: it stops, and its followers get the end that stands.
     await following;
     expect(stuck.running).toBe(0);
-    expect(seen.at(-1)).toMatchObject({ type: 'response.failed', response: { id, status: 'failed', error: { message: 'left' } } });
+    expect(seen.at(-1)).toMatchObject({
+      type: 'response.failed',
+      response: { id, status: 'failed', error: { message: 'left' } },
+    });
     expect(await client.responses.retrieve(id)).toMatchObject({ status: 'failed', error: { message: 'left' } });
     expect(await stored.update(ResponseScope.OPEN, { ...running, status: 'completed' }, false)).toBe('refused');
   });
@@ -301,15 +384,23 @@ describe('stored Responses (responses.store: memory)', () => {
   });
 
   it('refuses a background response with store: false, and answers 404 for unknown ids', async () => {
-    await expect(client.responses.create({ model: 'stub', input: 'x', background: true, store: false })).rejects.toMatchObject({
+    await expect(
+      client.responses.create({ model: 'stub', input: 'x', background: true, store: false }),
+    ).rejects.toMatchObject({
       status: 400,
       error: { param: 'background' },
     });
-    await expect(client.responses.retrieve('resp_unknown')).rejects.toMatchObject({ status: 404, error: { message: expect.stringContaining('resp_unknown') } });
+    await expect(client.responses.retrieve('resp_unknown')).rejects.toMatchObject({
+      status: 404,
+      error: { message: expect.stringContaining('resp_unknown') },
+    });
     const background = await client.responses.create({ model: 'stub', input: 'x', background: true });
     for (const past of ['9007199254740993', '1e300', '-2']) {
       const resumed = await fetch(`${gateway.url}/v1/responses/${background.id}?stream=true&starting_after=${past}`);
-      expect({ status: resumed.status, param: ((await resumed.json()) as Item).error.param }).toEqual({ status: 400, param: 'starting_after' });
+      expect({ status: resumed.status, param: ((await resumed.json()) as Item).error.param }).toEqual({
+        status: 400,
+        param: 'starting_after',
+      });
     }
     await expect(client.responses.inputItems.list('resp_unknown')).rejects.toMatchObject({ status: 404 });
     await expect(client.responses.cancel('resp_unknown')).rejects.toMatchObject({ status: 404 });
@@ -321,7 +412,12 @@ describe('bodiless requests as the OpenAI Python SDK sends them (content-type: a
   let client: OpenAI;
   let port: number;
   beforeAll(async () => {
-    gateway = await startGateway({ models: [{ name: 'stub', engine: 'stub' }, { name: 'stuck', engine: 'stub', prefillMs: 600_000 }] });
+    gateway = await startGateway({
+      models: [
+        { name: 'stub', engine: 'stub' },
+        { name: 'stuck', engine: 'stub', prefillMs: 600_000 },
+      ],
+    });
     client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
     port = Number(new URL(gateway.url).port);
   });
@@ -342,7 +438,13 @@ describe('bodiless requests as the OpenAI Python SDK sends them (content-type: a
   });
 
   it('still refuses an empty body where the route needs one, with a 400 in its protocol shape', async () => {
-    for (const path of ['/v1/responses', '/v1/responses/input_tokens', '/v1/chat/completions', '/v1/messages', '/v1/messages/count_tokens']) {
+    for (const path of [
+      '/v1/responses',
+      '/v1/responses/input_tokens',
+      '/v1/chat/completions',
+      '/v1/messages',
+      '/v1/messages/count_tokens',
+    ]) {
       const refused = await rawExchange(port, pythonSdkRequest('POST', path, port));
       expect(refused.status, path).toBe(400);
       expect(hasProtocolErrorShape(path, refused.json), `${path}: ${refused.text}`).toBe(true);
@@ -356,7 +458,10 @@ describe("background runs at a shutdown's drain deadline", () => {
   let client: OpenAI;
 
   beforeAll(async () => {
-    gateway = await startGateway({ keepalive: { intervalMs: 50 }, models: [{ name: 'stuck', engine: 'stub', prefillMs: 600_000 }] });
+    gateway = await startGateway({
+      keepalive: { intervalMs: 50 },
+      models: [{ name: 'stuck', engine: 'stub', prefillMs: 600_000 }],
+    });
     client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
   });
   afterAll(() => gateway?.close());
@@ -381,7 +486,9 @@ describe("background runs at a shutdown's drain deadline", () => {
       expect(seen.map((event) => event.sequence_number)).toEqual(seen.map((_, index) => index));
     }
     // The gateway refuses requests while it drains: read the store itself.
-    expect((await gateway.app.get(StoredResponses).retrieve(ResponseScope.OPEN, created.id)).response.status).toBe('failed');
+    expect((await gateway.app.get(StoredResponses).retrieve(ResponseScope.OPEN, created.id)).response.status).toBe(
+      'failed',
+    );
   });
 });
 
@@ -399,12 +506,19 @@ describe('responses.store: off', () => {
     const created = await client.responses.create({ model: 'stub', input: 'hello' });
     expect(created).toMatchObject({ store: false });
     await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
-    await expect(client.responses.create({ model: 'stub', input: 'x', previous_response_id: created.id })).rejects.toMatchObject({
+    await expect(
+      client.responses.create({ model: 'stub', input: 'x', previous_response_id: created.id }),
+    ).rejects.toMatchObject({
       status: 400,
       error: { param: 'previous_response_id' },
     });
-    await expect(client.responses.create({ model: 'stub', input: 'x', background: true })).rejects.toMatchObject({ status: 400, error: { param: 'background' } });
-    await expect(client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: 'msg_1' }] })).rejects.toMatchObject({ status: 400 });
+    await expect(client.responses.create({ model: 'stub', input: 'x', background: true })).rejects.toMatchObject({
+      status: 400,
+      error: { param: 'background' },
+    });
+    await expect(
+      client.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: 'msg_1' }] }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });
 
@@ -439,16 +553,30 @@ describe('stored Responses behind API keys', () => {
     await expect(b.responses.inputItems.list(created.id)).rejects.toMatchObject(notFound);
     await expect(b.responses.delete(created.id)).rejects.toMatchObject(notFound);
     await expect(b.responses.cancel(created.id)).rejects.toMatchObject(notFound);
-    await expect(b.responses.create({ model: 'stub', input: 'x', previous_response_id: created.id })).rejects.toMatchObject({ status: 400 });
-    await expect(b.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: item.id }] })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      b.responses.create({ model: 'stub', input: 'x', previous_response_id: created.id }),
+    ).rejects.toMatchObject({ status: 400 });
+    await expect(
+      b.responses.create({ model: 'stub', input: [{ type: 'item_reference', id: item.id }] }),
+    ).rejects.toMatchObject({ status: 400 });
     // Still whole for its own key.
-    expect((await a.responses.create({ model: 'stub', input: 'and then', previous_response_id: created.id })).status).toBe('completed');
+    expect(
+      (await a.responses.create({ model: 'stub', input: 'and then', previous_response_id: created.id })).status,
+    ).toBe('completed');
   });
 
   it('opens sealed reasoning (encrypted_content) only for the key it was sealed for', async () => {
-    const sealed = await a.responses.create({ model: 'thinker', input: 'think', store: false, include: ['reasoning.encrypted_content'] });
+    const sealed = await a.responses.create({
+      model: 'thinker',
+      input: 'think',
+      store: false,
+      include: ['reasoning.encrypted_content'],
+    });
     const reasoning = (sealed.output as Item[]).find((item) => item.type === 'reasoning')!;
-    const input = [{ type: 'reasoning', id: reasoning.id, summary: [], encrypted_content: reasoning.encrypted_content }, { role: 'user', content: 'go on' }] as never;
+    const input = [
+      { type: 'reasoning', id: reasoning.id, summary: [], encrypted_content: reasoning.encrypted_content },
+      { role: 'user', content: 'go on' },
+    ] as never;
     await expect(b.responses.create({ model: 'stub', input, store: false })).rejects.toMatchObject({
       status: 400,
       error: { param: 'input[0].encrypted_content', code: 'invalid_encrypted_content' },
@@ -459,9 +587,15 @@ describe('stored Responses behind API keys', () => {
   it("holds the key's stream slot for the whole background run, not just its answer", async () => {
     const running = await a.responses.create({ model: 'stuck', input: 'hold the slot', background: true });
     // concurrentStreams: 1, and the run still holds it after its answer was sent.
-    await expect(a.responses.create({ model: 'stub', input: 'a second one', background: true })).rejects.toMatchObject({ status: 429 });
-    await expect(a.responses.create({ model: 'stub', input: 'a foreground one' })).rejects.toMatchObject({ status: 429 });
-    expect((await b.responses.create({ model: 'stub', input: 'another key is not held back' })).status).toBe('completed');
+    await expect(a.responses.create({ model: 'stub', input: 'a second one', background: true })).rejects.toMatchObject({
+      status: 429,
+    });
+    await expect(a.responses.create({ model: 'stub', input: 'a foreground one' })).rejects.toMatchObject({
+      status: 429,
+    });
+    expect((await b.responses.create({ model: 'stub', input: 'another key is not held back' })).status).toBe(
+      'completed',
+    );
     // Its own key can still poll it, and count tokens on either API: only a generation holds a stream slot.
     expect(['queued', 'in_progress']).toContain((await a.responses.retrieve(running.id)).status);
     expect((await a.responses.inputTokens.count({ model: 'stub', input: 'one two' })).input_tokens).toBeGreaterThan(0);
@@ -537,6 +671,7 @@ describe('stored Responses with two workers (responses.store: memory, kept by th
   sharedStoreScenarios('worker', () => ({
     a,
     b,
-    runningOnA: async (model) => valueOf(parsePrometheus(await (await fetch(`${url}/metrics`)).text()), 'gantry_running_requests', { model }),
+    runningOnA: async (model) =>
+      valueOf(parsePrometheus(await (await fetch(`${url}/metrics`)).text()), 'gantry_running_requests', { model }),
   }));
 });

@@ -29,7 +29,10 @@ describe('per-tenant usage: metrics, request logs and spans', () => {
         responses: { store: 'off' },
         observability: { logging: { level: 'info' }, tracing: { exporter: 'console' } },
         auth: {
-          apiKeys: ['sk-plain-secret', { name: 'team-a', key: 'sk-team-a-secret', models: ['echo'], limits: { requestsPerMinute: 2 } }],
+          apiKeys: [
+            'sk-plain-secret',
+            { name: 'team-a', key: 'sk-team-a-secret', models: ['echo'], limits: { requestsPerMinute: 2 } },
+          ],
         },
         models: [
           { name: 'echo', engine: 'stub', maxConcurrency: 4 },
@@ -41,21 +44,41 @@ describe('per-tenant usage: metrics, request logs and spans', () => {
     try {
       const teamA = openaiFor(gateway.url, 'sk-team-a-secret');
       await teamA.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three' }] });
-      expect(await teamA.chat.completions.create({ model: 'other', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error)).toBeInstanceOf(OpenAI.NotFoundError);
-      expect(await teamA.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error)).toBeInstanceOf(OpenAI.RateLimitError);
-      await openaiFor(gateway.url, 'sk-plain-secret').chat.completions.create({ model: 'other', messages: [{ role: 'user', content: 'four five' }] });
+      expect(
+        await teamA.chat.completions
+          .create({ model: 'other', messages: [{ role: 'user', content: 'x' }] })
+          .catch((error: unknown) => error),
+      ).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(
+        await teamA.chat.completions
+          .create({ model: 'echo', messages: [{ role: 'user', content: 'x' }] })
+          .catch((error: unknown) => error),
+      ).toBeInstanceOf(OpenAI.RateLimitError);
+      await openaiFor(gateway.url, 'sk-plain-secret').chat.completions.create({
+        model: 'other',
+        messages: [{ role: 'user', content: 'four five' }],
+      });
 
       const samples = await scrape(gateway.url);
-      const tokens = (tenant: string, model: string, kind: string) => valueOf(samples, 'gantry_tenant_tokens_total', { tenant, model, kind });
+      const tokens = (tenant: string, model: string, kind: string) =>
+        valueOf(samples, 'gantry_tenant_tokens_total', { tenant, model, kind });
       expect(tokens('team-a', 'echo', 'completion')).toBe(3);
       expect(tokens('team-a', 'echo', 'prompt')).toBeGreaterThan(0);
       expect(tokens('default', 'other', 'completion')).toBe(2);
-      expect(valueOf(samples, 'gantry_tenant_requests_total', { tenant: 'team-a', model: 'echo', outcome: 'completed' })).toBe(1);
+      expect(
+        valueOf(samples, 'gantry_tenant_requests_total', { tenant: 'team-a', model: 'echo', outcome: 'completed' }),
+      ).toBe(1);
       // The model it may not use is counted as an unknown one is: under model="".
-      expect(valueOf(samples, 'gantry_tenant_requests_total', { tenant: 'team-a', model: '', outcome: 'rejected' })).toBe(1);
-      expect(valueOf(samples, 'gantry_tenant_requests_total', { tenant: 'default', model: 'other', outcome: 'completed' })).toBe(1);
+      expect(
+        valueOf(samples, 'gantry_tenant_requests_total', { tenant: 'team-a', model: '', outcome: 'rejected' }),
+      ).toBe(1);
+      expect(
+        valueOf(samples, 'gantry_tenant_requests_total', { tenant: 'default', model: 'other', outcome: 'completed' }),
+      ).toBe(1);
       expect(valueOf(samples, 'gantry_tenant_queue_time_seconds_count', { tenant: 'team-a', model: 'echo' })).toBe(1);
-      expect(valueOf(samples, 'gantry_tenant_limited_total', { tenant: 'team-a', limit: 'requests_per_minute' })).toBe(1);
+      expect(valueOf(samples, 'gantry_tenant_limited_total', { tenant: 'team-a', limit: 'requests_per_minute' })).toBe(
+        1,
+      );
 
       expect(await eventually(() => logs.lines.filter((line) => line.context === 'Request').length === 3)).toBe(true);
       const requestLines = logs.lines.filter((line) => line.context === 'Request');
@@ -90,23 +113,47 @@ describe('model access of a named key', () => {
   it('answers a model the key may not use with 404 in each protocol’s shape, as an unknown one', async () => {
     const openai = openaiFor(gateway.url, 'sk-llama');
     const anthropic = anthropicFor(gateway.url, 'sk-llama');
-    const chat = await openai.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const chat = await openai.chat.completions
+      .create({ model: 'qwen', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(chat).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((chat as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
-    const unknown = await openai.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    expect((chat as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'model_not_found',
+      param: 'model',
+    });
+    const unknown = await openai.chat.completions
+      .create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect((unknown as Error).message.replace('nope', 'qwen')).toBe((chat as Error).message);
     const responses = await openai.responses.create({ model: 'qwen', input: 'x' }).catch((error: unknown) => error);
     expect(responses).toBeInstanceOf(OpenAI.NotFoundError);
-    const messages = await anthropic.messages.create({ model: 'qwen', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    const messages = await anthropic.messages
+      .create({ model: 'qwen', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(messages).toBeInstanceOf(Anthropic.NotFoundError);
-    expect((messages as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
-    const counted = await anthropic.messages.countTokens({ model: 'qwen', messages: [{ role: 'user', content: 'x' }] }).catch((error: unknown) => error);
+    expect((messages as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'not_found_error' },
+    });
+    const counted = await anthropic.messages
+      .countTokens({ model: 'qwen', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => error);
     expect(counted).toBeInstanceOf(Anthropic.NotFoundError);
-    const inputTokens = await openai.responses.inputTokens.count({ model: 'qwen', input: 'x' }).catch((error: unknown) => error);
+    const inputTokens = await openai.responses.inputTokens
+      .count({ model: 'qwen', input: 'x' })
+      .catch((error: unknown) => error);
     expect(inputTokens).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((inputTokens as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+    expect((inputTokens as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'model_not_found',
+      param: 'model',
+    });
     // Its own models answer.
-    const answer = await openai.chat.completions.create({ model: 'llama-small', messages: [{ role: 'user', content: 'mine' }] });
+    const answer = await openai.chat.completions.create({
+      model: 'llama-small',
+      messages: [{ role: 'user', content: 'mine' }],
+    });
     expect(answer.choices[0].message.content).toBe('mine');
   });
 
@@ -118,13 +165,33 @@ describe('model access of a named key', () => {
       for await (const model of anthropicFor(gateway.url, key).models.list({ limit: 1 })) anthropic.push(model.id);
       return { openai, anthropic };
     };
-    expect(await listed('sk-llama')).toEqual({ openai: ['llama-small', 'llama-large'], anthropic: ['llama-small', 'llama-large'] });
-    expect(await listed('sk-plain')).toEqual({ openai: ['llama-small', 'llama-large', 'qwen'], anthropic: ['llama-small', 'llama-large', 'qwen'] });
-    expect(await openaiFor(gateway.url, 'sk-llama').models.retrieve('llama-large')).toMatchObject({ id: 'llama-large' });
-    expect(await openaiFor(gateway.url, 'sk-llama').models.retrieve('qwen').catch((error: unknown) => error)).toBeInstanceOf(OpenAI.NotFoundError);
-    const hidden = await anthropicFor(gateway.url, 'sk-llama').models.retrieve('qwen').catch((error: unknown) => error);
-    expect((hidden as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({ error: { type: 'not_found_error' } });
-    const page = await readJson(await fetch(`${gateway.url}/v1/models?limit=1`, { headers: { 'x-api-key': 'sk-llama', 'anthropic-version': '2023-06-01' } }));
+    expect(await listed('sk-llama')).toEqual({
+      openai: ['llama-small', 'llama-large'],
+      anthropic: ['llama-small', 'llama-large'],
+    });
+    expect(await listed('sk-plain')).toEqual({
+      openai: ['llama-small', 'llama-large', 'qwen'],
+      anthropic: ['llama-small', 'llama-large', 'qwen'],
+    });
+    expect(await openaiFor(gateway.url, 'sk-llama').models.retrieve('llama-large')).toMatchObject({
+      id: 'llama-large',
+    });
+    expect(
+      await openaiFor(gateway.url, 'sk-llama')
+        .models.retrieve('qwen')
+        .catch((error: unknown) => error),
+    ).toBeInstanceOf(OpenAI.NotFoundError);
+    const hidden = await anthropicFor(gateway.url, 'sk-llama')
+      .models.retrieve('qwen')
+      .catch((error: unknown) => error);
+    expect((hidden as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({
+      error: { type: 'not_found_error' },
+    });
+    const page = await readJson(
+      await fetch(`${gateway.url}/v1/models?limit=1`, {
+        headers: { 'x-api-key': 'sk-llama', 'anthropic-version': '2023-06-01' },
+      }),
+    );
     expect(page).toMatchObject({ has_more: true, first_id: 'llama-small', last_id: 'llama-small' });
   });
 });
@@ -139,7 +206,13 @@ describe('fair queueing of a contended model', () => {
     gateway = await startGateway({
       responses: { store: 'off' },
       keepalive: { intervalMs: 100 },
-      auth: { apiKeys: [{ name: 'noisy', key: 'sk-noisy' }, { name: 'quiet', key: 'sk-quiet' }, { name: 'urgent', key: 'sk-urgent', priority: 1 }] },
+      auth: {
+        apiKeys: [
+          { name: 'noisy', key: 'sk-noisy' },
+          { name: 'quiet', key: 'sk-quiet' },
+          { name: 'urgent', key: 'sk-urgent', priority: 1 },
+        ],
+      },
       models: [
         { name: 'stub-fair', engine: 'stub', tokenIntervalMs: 25, ...contended },
         { name: 'stub-fifo', engine: 'stub', tokenIntervalMs: 25, queueOrder: 'fifo', ...contended },
@@ -190,7 +263,16 @@ describe('token limits', () => {
     models: [{ name: 'echo', engine: 'stub' }],
   });
   const chat = (url: string, key: string) =>
-    openaiFor(url, key).chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty' }] });
+    openaiFor(url, key).chat.completions.create({
+      model: 'echo',
+      messages: [
+        {
+          role: 'user',
+          content:
+            'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty',
+        },
+      ],
+    });
 
   it('charges the tokens the engine reported and refuses the next request in each protocol’s shape, with Retry-After, until the window closes', async () => {
     const gateway = await startGateway(tenants());
@@ -199,7 +281,10 @@ describe('token limits', () => {
       expect(first.usage!.prompt_tokens + first.usage!.completion_tokens).toBeGreaterThanOrEqual(30);
       const refused = await chat(gateway.url, 'sk-metered').catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
-      expect((refused as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ type: 'rate_limit_error', code: 'token_limit_exceeded' });
+      expect((refused as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({
+        type: 'rate_limit_error',
+        code: 'token_limit_exceeded',
+      });
       const retryAfter = Number((refused as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(55);
       expect(retryAfter).toBeLessThanOrEqual(60);
@@ -207,9 +292,14 @@ describe('token limits', () => {
         .messages.create({ model: 'echo', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
         .catch((error: unknown) => error);
       expect(messages).toBeInstanceOf(Anthropic.RateLimitError);
-      expect((messages as InstanceType<typeof Anthropic.RateLimitError>).error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+      expect((messages as InstanceType<typeof Anthropic.RateLimitError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'rate_limit_error' },
+      });
       // What spends no tokens still passes: the models a spent tenant may use.
-      expect((await openaiFor(gateway.url, 'sk-metered').models.list()).data.map((model) => model.id)).toContain('echo');
+      expect((await openaiFor(gateway.url, 'sk-metered').models.list()).data.map((model) => model.id)).toContain(
+        'echo',
+      );
       // Another tenant's budget is its own.
       expect((await chat(gateway.url, 'sk-plain')).choices[0].message.content).toContain('twenty');
     } finally {
@@ -218,7 +308,10 @@ describe('token limits', () => {
   });
 
   it.skipIf(REDIS_URL === undefined)('with store: redis, counts one budget for every replica', async () => {
-    const shared = { store: 'redis', redis: { url: REDIS_URL, keyPrefix: `gantry-test:${Date.now()}:${Math.random()}:` } };
+    const shared = {
+      store: 'redis',
+      redis: { url: REDIS_URL, keyPrefix: `gantry-test:${Date.now()}:${Math.random()}:` },
+    };
     const replicas = await Promise.all([startGateway(tenants(shared, 300)), startGateway(tenants(shared, 300))]);
     try {
       // The replicas take turns until both refuse.

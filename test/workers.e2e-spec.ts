@@ -19,13 +19,22 @@ function exchange(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; worker: number; json: any; text: string; headers: Record<string, string | string[] | undefined> }> {
+): Promise<{
+  status: number;
+  worker: number;
+  json: any;
+  text: string;
+  headers: Record<string, string | string[] | undefined>;
+}> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = request(new URL(path, base), {
       method: payload ? 'POST' : 'GET',
       agent: false,
-      headers: { ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}), ...headers },
+      headers: {
+        ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+        ...headers,
+      },
     });
     req.on('response', (response) => {
       let text = '';
@@ -38,7 +47,13 @@ function exchange(
         } catch {
           json = undefined;
         }
-        resolve({ status: response.statusCode ?? 0, worker: Number(response.headers[WORKER_HEADER]), json, text, headers: response.headers });
+        resolve({
+          status: response.statusCode ?? 0,
+          worker: Number(response.headers[WORKER_HEADER]),
+          json,
+          text,
+          headers: response.headers,
+        });
       });
     });
     req.on('error', reject);
@@ -53,7 +68,13 @@ const workerOf = (outcome: StreamOutcome) => Number(outcome.headers[WORKER_HEADE
 const eventually = (condition: () => boolean | Promise<boolean>, timeoutMs = 15_000) => pollUntil(condition, timeoutMs);
 
 /** Sends `body` on fresh connections until `accept` held for an answer from each of `count` workers. */
-async function fromEveryWorker(base: string, path: string, body: unknown, count: number, accept: (answer: Awaited<ReturnType<typeof exchange>>) => boolean) {
+async function fromEveryWorker(
+  base: string,
+  path: string,
+  body: unknown,
+  count: number,
+  accept: (answer: Awaited<ReturnType<typeof exchange>>) => boolean,
+) {
   const seen = new Map<number, Awaited<ReturnType<typeof exchange>>>();
   const done = await eventually(async () => {
     const answer = await exchange(base, path, body);
@@ -119,7 +140,12 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
   });
 
   it('announces the instance once, with its workers, when both listen', () => {
-    expect(cli.output().stdout.split('\n').filter((line) => line.startsWith('Gantry listening'))).toEqual([
+    expect(
+      cli
+        .output()
+        .stdout.split('\n')
+        .filter((line) => line.startsWith('Gantry listening')),
+    ).toEqual([
       `Gantry listening on ${url} — models: echo (stub), limited (stub), single (stub), slow (stub) — workers: 2`,
     ]);
   });
@@ -146,7 +172,9 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(refusal.headers['retry-after']).toBe('1');
     expect(refusal.frames).toEqual([]);
     // The slots came back when the admitted streams hung up.
-    expect(await eventually(async () => (await exchange(url, CHAT.path, chat('limited', 'again'))).status === 200)).toBe(true);
+    expect(
+      await eventually(async () => (await exchange(url, CHAT.path, chat('limited', 'again'))).status === 200),
+    ).toBe(true);
   });
 
   it("queues across workers: a queued stream opens at its first keep-alive and gets its worker's keep-alives, and its hang-up leaves the instance's queue at once", async () => {
@@ -175,7 +203,10 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(waiter.status).toBe(200);
     // Its head waited for the first keep-alive (intervalMs: 100; a timer may fire a millisecond early), then left with it.
     expect(headAfterMs).toBeGreaterThanOrEqual(95);
-    expect(JSON.parse((waiter.frames[0] as { data: string }).data).choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(JSON.parse((waiter.frames[0] as { data: string }).data).choices[0].delta).toEqual({
+      role: 'assistant',
+      content: '',
+    });
     expect(waiter.frames.length).toBe(3);
     expect(waiter.frames.slice(1).every((frame) => CHAT.isHeartbeat(frame))).toBe(true);
     expect(waiter.end).toBe('client');
@@ -183,7 +214,11 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     const queuedOn = new Set<number>();
     expect(
       await eventually(async () => {
-        const queued = await postStream(url, CHAT.path, CHAT.body('single', 'next'), { agent, onFrame: () => true, timeoutMs: 10_000 });
+        const queued = await postStream(url, CHAT.path, CHAT.body('single', 'next'), {
+          agent,
+          onFrame: () => true,
+          timeoutMs: 10_000,
+        });
         // A 429 while the previous one's hang-up is still on its way to the primary: ask again.
         if (queued.status === 200) queuedOn.add(workerOf(queued));
         return queuedOn.size === 2;
@@ -194,7 +229,10 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
   });
 
   it("answers GET /metrics for the instance on whichever worker: every worker's series summed", async () => {
-    const before = valueOf(parsePrometheus((await exchange(url, '/metrics')).text), 'gantry_requests_total', { model: 'echo', outcome: 'completed' });
+    const before = valueOf(parsePrometheus((await exchange(url, '/metrics')).text), 'gantry_requests_total', {
+      model: 'echo',
+      outcome: 'completed',
+    });
     const served = new Map<number, number>();
     let sent = 0;
     expect(
@@ -221,7 +259,13 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
 
     writeFileSync(file, `${BASE_CONFIG}  - { name: fresh, engine: stub }\n`);
     cli.child.kill('SIGHUP');
-    const fresh = await fromEveryWorker(url, '/v1/chat/completions', chat('fresh', 'new here'), 2, (answer) => answer.status === 200);
+    const fresh = await fromEveryWorker(
+      url,
+      '/v1/chat/completions',
+      chat('fresh', 'new here'),
+      2,
+      (answer) => answer.status === 200,
+    );
     expect(fresh.done).toBe(true);
     // Seen while the stream (8 s of output) was still open.
     expect(streamEnded()).toBe(false);
@@ -230,7 +274,13 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(outcome.end).toBe('server');
     expect(CHAT.endedWell(outcome.frames)).toBe(true);
     expect(outcome.frames.map(CHAT.contentOf).join('')).toBe(prompt);
-    expect(await eventually(() => logs().some((line) => line.msg === `Configuration reloaded from ${file} on 2 of 2 workers: models added fresh.`))).toBe(true);
+    expect(
+      await eventually(() =>
+        logs().some(
+          (line) => line.msg === `Configuration reloaded from ${file} on 2 of 2 workers: models added fresh.`,
+        ),
+      ),
+    ).toBe(true);
   }, 40_000);
 
   it('SIGHUP with an invalid file: refused with the messages a start gives, and every worker keeps the running models', async () => {
@@ -247,19 +297,35 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
   });
 
   it('SIGHUP with a stopped worker: the reload waits for it no longer than server.reloadTimeoutMs, names it, and it applies the file once it runs again', async () => {
-    const [stopped] = (await fromEveryWorker(url, '/v1/models', undefined, 2, (answer) => answer.status === 200)).workers;
+    const [stopped] = (await fromEveryWorker(url, '/v1/models', undefined, 2, (answer) => answer.status === 200))
+      .workers;
     process.kill(stopped, 'SIGSTOP');
     try {
       writeFileSync(file, `${BASE_CONFIG}  - { name: fresh, engine: stub }\n  - { name: later, engine: stub }\n`);
       cli.child.kill('SIGHUP');
-      const named = (line: { level: number; msg: string }) => line.level === 50 && line.msg.startsWith(`Worker ${stopped} did not answer the reload within 2000 ms`);
+      const named = (line: { level: number; msg: string }) =>
+        line.level === 50 && line.msg.startsWith(`Worker ${stopped} did not answer the reload within 2000 ms`);
       expect(await eventually(() => logs().some(named))).toBe(true);
-      expect(await eventually(() => logs().some((line) => line.msg === `Configuration reloaded from ${file} on 1 of 2 workers: models added later.`))).toBe(true);
+      expect(
+        await eventually(() =>
+          logs().some(
+            (line) => line.msg === `Configuration reloaded from ${file} on 1 of 2 workers: models added later.`,
+          ),
+        ),
+      ).toBe(true);
     } finally {
       process.kill(stopped, 'SIGCONT');
     }
-    expect(await eventually(() => logs().some((line) => line.msg.startsWith(`Worker ${stopped} applied the configuration`)))).toBe(true);
-    const served = await fromEveryWorker(url, '/v1/chat/completions', chat('later', 'here too'), 2, (answer) => answer.status === 200);
+    expect(
+      await eventually(() => logs().some((line) => line.msg.startsWith(`Worker ${stopped} applied the configuration`))),
+    ).toBe(true);
+    const served = await fromEveryWorker(
+      url,
+      '/v1/chat/completions',
+      chat('later', 'here too'),
+      2,
+      (answer) => answer.status === 200,
+    );
     expect(served.done).toBe(true);
   }, 40_000);
 
@@ -283,7 +349,9 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     process.kill(victim, 'SIGKILL');
     expect(await eventually(() => !processAlive(victim))).toBe(true);
     // The slot the dead worker held came back: a request is admitted again.
-    expect(await eventually(async () => (await exchange(url, CHAT.path, chat('limited', 'room again'))).status === 200)).toBe(true);
+    expect(
+      await eventually(async () => (await exchange(url, CHAT.path, chat('limited', 'room again'))).status === 200),
+    ).toBe(true);
     release = true;
     const ended = await Promise.all(holders);
     // The client of the stream on the dead worker sees its connection close mid-stream.
@@ -291,11 +359,23 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
     expect(onVictim.length).toBeGreaterThan(0);
     for (const outcome of onVictim) expect(outcome.end).toBe('error');
 
-    const after = await fromEveryWorker(url, '/v1/models', undefined, 2, (answer) => answer.status === 200 && answer.worker !== victim);
+    const after = await fromEveryWorker(
+      url,
+      '/v1/models',
+      undefined,
+      2,
+      (answer) => answer.status === 200 && answer.worker !== victim,
+    );
     expect(after.done).toBe(true);
     expect(after.workers).not.toContain(victim);
-    expect(logs().some((line) => line.level === 40 && line.msg.startsWith(`Worker ${victim} exited (signal SIGKILL)`))).toBe(true);
-    expect(await eventually(async () => valueOf(parsePrometheus((await exchange(url, '/metrics')).text), 'gantry_workers') === 2)).toBe(true);
+    expect(
+      logs().some((line) => line.level === 40 && line.msg.startsWith(`Worker ${victim} exited (signal SIGKILL)`)),
+    ).toBe(true);
+    expect(
+      await eventually(
+        async () => valueOf(parsePrometheus((await exchange(url, '/metrics')).text), 'gantry_workers') === 2,
+      ),
+    ).toBe(true);
   }, 60_000);
 
   it('SIGTERM: every worker drains (an open stream finishes), then the primary exits 0', async () => {
@@ -446,19 +526,27 @@ models:
 
 describe('server.workers with models the workers refuse (the primary knows no engine kind)', () => {
   it('a llama model is refused at start, saying why, once', async () => {
-    const file = writeConfig('server: { workers: 2 }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n');
+    const file = writeConfig(
+      'server: { workers: 2 }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n',
+    );
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
     const { stderr } = cli.output();
-    expect(stderr).toContain("models: 'local' runs on the llama engine, which loads the model into each worker process");
+    expect(stderr).toContain(
+      "models: 'local' runs on the llama engine, which loads the model into each worker process",
+    );
     expect(stderr.match(/Invalid configuration/g)).toHaveLength(1);
   }, 60_000);
 
   it('an unknown engine kind is refused at start, naming the kinds there are', async () => {
-    const file = writeConfig('server: { workers: 2 }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n');
+    const file = writeConfig(
+      'server: { workers: 2 }\nmodels:\n  - { name: echo, engine: stub }\n  - { name: odd, engine: gpt }\n',
+    );
     const cli = startCli(['--config', file, '--port', '0']);
     expect(await cli.exited).toBe(1);
-    expect(cli.output().stderr.trim()).toBe(`Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`);
+    expect(cli.output().stderr.trim()).toBe(
+      `Invalid configuration (${file}):\n  - models[1].engine must be one of: stub, http, llama (got "gpt")`,
+    );
   }, 60_000);
 });
 
@@ -502,11 +590,15 @@ describe('a reload one worker refuses while the others apply it', () => {
       writeFileSync(file, `${config}  - { name: odd, engine: flaky }\n`);
       cli.child.kill('SIGHUP');
       const refusal = (line: { level: number; msg: string }) =>
-        line.level === 50 && /^Worker \d+ refused the configuration the other workers applied; it is replaced by one that runs it\. The engine of model 'odd' could not start: no device in this process/.test(line.msg);
+        line.level === 50 &&
+        /^Worker \d+ refused the configuration the other workers applied; it is replaced by one that runs it\. The engine of model 'odd' could not start: no device in this process/.test(
+          line.msg,
+        );
       expect(await eventually(() => logs().some(refusal)), cli.output().stdout).toBe(true);
       // The worker started in its place runs the new models: both workers list them.
       const lists = (answer: Awaited<ReturnType<typeof exchange>>) =>
-        answer.status === 200 && (answer.json as { data: Array<{ id: string }> }).data.some((model) => model.id === 'odd');
+        answer.status === 200 &&
+        (answer.json as { data: Array<{ id: string }> }).data.some((model) => model.id === 'odd');
       expect((await fromEveryWorker(url, '/v1/models', undefined, 2, lists)).done).toBe(true);
     } finally {
       if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
@@ -516,13 +608,17 @@ describe('a reload one worker refuses while the others apply it', () => {
 
 describe('a SIGTERM while the workers start', () => {
   it('drains them as they come up: nothing is served, and the primary exits 0', async () => {
-    const file = writeConfig('server: { workers: 2 }\nshutdown: { drainMs: 500 }\nmodels:\n  - { name: echo, engine: stub }\n');
+    const file = writeConfig(
+      'server: { workers: 2 }\nshutdown: { drainMs: 500 }\nmodels:\n  - { name: echo, engine: stub }\n',
+    );
     const cli = startCli(['--config', file, '--port', '0']);
     // Both workers forked, still loading the gateway (a drain sent now reaches no listener).
     const pid = cli.child.pid!;
     const forked = () => {
       try {
-        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).length >= 2;
+        return (
+          readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).length >= 2
+        );
       } catch {
         return false;
       }

@@ -30,15 +30,21 @@ const cpuMicros = () => {
  * (ClusterAdmission) and this one the primary (InstanceAdmission and its handlers), over Node's
  * IPC channel as in a cluster. Each admission reserves a slot, runs nothing, and releases it.
  */
-export async function measureAdmissionRoundTrips(inFlight: number, durationMs: number, warmupMs = durationMs / 2): Promise<RoundTripResult> {
-  const child = fork(fileURLToPath(import.meta.url), ['--admission-worker'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function measureAdmissionRoundTrips(
+  inFlight: number,
+  durationMs: number,
+  warmupMs = durationMs / 2,
+): Promise<RoundTripResult> {
+  const child = fork(fileURLToPath(import.meta.url), ['--admission-worker'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const channel = new IpcChannel((message) => {
     child.send(message);
   });
   child.on('message', (message) => channel.receive(message));
   serveAdmission(channel, 1, new InstanceAdmission(() => undefined));
-  const done = new Promise<{ admissions: number; wallMicros: number; roundTripMicros: number; workerMicros: number }>((resolve) =>
-    channel.on('done', resolve),
+  const done = new Promise<{ admissions: number; wallMicros: number; roundTripMicros: number; workerMicros: number }>(
+    (resolve) => channel.on('done', resolve),
   );
   let before = cpuMicros();
   channel.on('measuring', () => (before = cpuMicros()));
@@ -63,39 +69,42 @@ function runWorker(): void {
   });
   process.on('message', (message) => channel.receive(message));
   const admission = new ClusterAdmission(channel).admissionFor('m', LIMITS);
-  channel.on<{ inFlight: number; durationMs: number; warmupMs: number }>('start', async ({ inFlight, durationMs, warmupMs }) => {
-    // Unmeasured first (the code compiles, the channel's buffers grow), then counted from zero.
-    let started = performance.now();
-    let cpuBefore = cpuMicros();
-    let admissions = 0;
-    let roundTrips = 0;
-    let measuring = false;
-    const warming = setTimeout(() => {
-      measuring = true;
-      channel.notify('measuring');
-      started = performance.now();
-      cpuBefore = cpuMicros();
-      admissions = 0;
-      roundTrips = 0;
-    }, warmupMs);
-    const loop = async () => {
-      while (!measuring || performance.now() - started < durationMs) {
-        const sent = performance.now();
-        const ticket = await admission.reserve('m');
-        roundTrips += performance.now() - sent;
-        ticket.run(NEVER).subscribe().unsubscribe();
-        admissions += 1;
-      }
-    };
-    await Promise.all(Array.from({ length: inFlight }, loop));
-    clearTimeout(warming);
-    channel.notify('done', {
-      admissions,
-      wallMicros: (performance.now() - started) * 1000,
-      roundTripMicros: (roundTrips / admissions) * 1000,
-      workerMicros: cpuMicros() - cpuBefore,
-    });
-  });
+  channel.on<{ inFlight: number; durationMs: number; warmupMs: number }>(
+    'start',
+    async ({ inFlight, durationMs, warmupMs }) => {
+      // Unmeasured first (the code compiles, the channel's buffers grow), then counted from zero.
+      let started = performance.now();
+      let cpuBefore = cpuMicros();
+      let admissions = 0;
+      let roundTrips = 0;
+      let measuring = false;
+      const warming = setTimeout(() => {
+        measuring = true;
+        channel.notify('measuring');
+        started = performance.now();
+        cpuBefore = cpuMicros();
+        admissions = 0;
+        roundTrips = 0;
+      }, warmupMs);
+      const loop = async () => {
+        while (!measuring || performance.now() - started < durationMs) {
+          const sent = performance.now();
+          const ticket = await admission.reserve('m');
+          roundTrips += performance.now() - sent;
+          ticket.run(NEVER).subscribe().unsubscribe();
+          admissions += 1;
+        }
+      };
+      await Promise.all(Array.from({ length: inFlight }, loop));
+      clearTimeout(warming);
+      channel.notify('done', {
+        admissions,
+        wallMicros: (performance.now() - started) * 1000,
+        roundTripMicros: (roundTrips / admissions) * 1000,
+        workerMicros: cpuMicros() - cpuBefore,
+      });
+    },
+  );
 }
 
 if (process.argv.includes('--admission-worker')) runWorker();

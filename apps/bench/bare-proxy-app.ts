@@ -37,7 +37,8 @@ export function bareProxy(upstreamBaseUrl: string): { app: FastifyInstance; clos
       },
       onResponseStart(_controller, statusCode) {
         status = statusCode;
-        if (stream) reply.raw.writeHead(statusCode, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        if (stream)
+          reply.raw.writeHead(statusCode, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       },
       onResponseData(_controller, chunk) {
         if (stream) reply.raw.write(chunk);

@@ -7,7 +7,11 @@ import { parseArgs } from 'node:util';
 import { bareProxy } from './bare-proxy-app.js';
 
 const { values } = parseArgs({
-  options: { upstream: { type: 'string' }, port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } },
+  options: {
+    upstream: { type: 'string' },
+    port: { type: 'string', default: '0' },
+    host: { type: 'string', default: '127.0.0.1' },
+  },
 });
 if (values.upstream === undefined) {
   process.stderr.write('Usage: node dist/apps/bench/bare-proxy.js --upstream URL [--port N] [--host H]\n');

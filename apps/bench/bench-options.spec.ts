@@ -5,7 +5,11 @@ import { cpuSecondsOf, rssBytesOf } from './proc-stats.js';
 
 describe('parseBenchOptions', () => {
   it('runs every scenario of the full profile by default', () => {
-    expect(parseBenchOptions([])).toEqual({ profile: FULL_PROFILE, scenarios: [...SCENARIOS], outDir: 'bench-results' });
+    expect(parseBenchOptions([])).toEqual({
+      profile: FULL_PROFILE,
+      scenarios: [...SCENARIOS],
+      outDir: 'bench-results',
+    });
   });
 
   it('takes --quick, --only and --idle-streams', () => {
@@ -22,7 +26,10 @@ describe('parseBenchOptions', () => {
   });
 
   it('takes --ab DIR for a paired A/B against another build, and refuses it empty', () => {
-    expect(parseBenchOptions(['--ab', '/tmp/before', '--quick'])).toMatchObject({ ab: '/tmp/before', profile: { name: 'quick' } });
+    expect(parseBenchOptions(['--ab', '/tmp/before', '--quick'])).toMatchObject({
+      ab: '/tmp/before',
+      profile: { name: 'quick' },
+    });
     expect(parseBenchOptions([])).not.toHaveProperty('ab');
     expect(() => parseBenchOptions(['--ab', ''])).toThrow(/--ab needs/);
   });
@@ -34,7 +41,8 @@ describe('parseBenchOptions', () => {
 
   it('keeps the full run near four minutes and the quick one near 30 s of load', () => {
     const loadSeconds = (profile: typeof FULL_PROFILE) => {
-      const timed = (timing: { warmupMs: number; measureMs: number }, runs: number) => ((timing.warmupMs + timing.measureMs) * runs) / 1000;
+      const timed = (timing: { warmupMs: number; measureMs: number }, runs: number) =>
+        ((timing.warmupMs + timing.measureMs) * runs) / 1000;
       return (
         profile.gatewayWarmupMs / 1000 +
         timed(profile.throughput.timing, profile.throughput.concurrencies.length * 3 * profile.throughput.rounds) +
@@ -53,10 +61,18 @@ describe('parseBenchOptions', () => {
   });
 
   it('takes stored-responses, and keeps it under 15 s of load with --quick and 45 s in full', () => {
-    expect(parseBenchOptions(['--quick', '--only', 'stored-responses'])).toMatchObject({ scenarios: ['stored-responses'] });
+    expect(parseBenchOptions(['--quick', '--only', 'stored-responses'])).toMatchObject({
+      scenarios: ['stored-responses'],
+    });
     // Warm-up, the store's prefill (bounded by time), then each row's windows in every round.
     const loadSeconds = ({ gatewayWarmupMs, storedResponses: plan }: typeof FULL_PROFILE) =>
-      (gatewayWarmupMs + plan.prefillMaxMs + plan.rounds * plan.engines.length * (plan.background ? 3 : 2) * (plan.timing.warmupMs + plan.timing.measureMs)) / 1000;
+      (gatewayWarmupMs +
+        plan.prefillMaxMs +
+        plan.rounds *
+          plan.engines.length *
+          (plan.background ? 3 : 2) *
+          (plan.timing.warmupMs + plan.timing.measureMs)) /
+      1000;
     expect(loadSeconds(QUICK_PROFILE)).toBeLessThan(15);
     expect(loadSeconds(FULL_PROFILE)).toBeLessThan(45);
   });
@@ -64,7 +80,8 @@ describe('parseBenchOptions', () => {
 
 /** Each gateway's warm-up, streaming rounds per gateway (saturated, paced), admission rounds per concurrency and model, round trips, stored responses per gateway and store. */
 function workersSeconds(plan: typeof FULL_PROFILE.workers): number {
-  const timed = (timing: { warmupMs: number; measureMs: number }, runs: number) => ((timing.warmupMs + timing.measureMs) * runs) / 1000;
+  const timed = (timing: { warmupMs: number; measureMs: number }, runs: number) =>
+    ((timing.warmupMs + timing.measureMs) * runs) / 1000;
   const gateways = plan.counts.length;
   return (
     (gateways * plan.warmupMs * 1.25) / 1000 +
@@ -81,9 +98,14 @@ function workersSeconds(plan: typeof FULL_PROFILE.workers): number {
 /** A conversation's turns take a think pause, a prefill and an answer; each variant runs its waves of them. */
 function multiTurnSeconds(plan: typeof FULL_PROFILE.multiTurn): number {
   const turnMs = (plan.thinkMs[0] + plan.thinkMs[1]) / 2 + plan.answerTokens * plan.tokenIntervalMs;
-  const conversationMs = (turns: number, count: number) => plan.rampMs + Math.ceil(count / plan.concurrency) * turns * turnMs;
+  const conversationMs = (turns: number, count: number) =>
+    plan.rampMs + Math.ceil(count / plan.concurrency) * turns * turnMs;
   const variants = 1 + plan.loadFactors.length;
-  return (variants * (plan.rounds * conversationMs(plan.turns, plan.conversations) + conversationMs(2, plan.warmupConversations))) / 1000;
+  return (
+    (variants *
+      (plan.rounds * conversationMs(plan.turns, plan.conversations) + conversationMs(2, plan.warmupConversations))) /
+    1000
+  );
 }
 
 describe('loopback targets only', () => {

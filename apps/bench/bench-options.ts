@@ -8,7 +8,19 @@ import type { UpstreamWrites } from './gateway-configs.js';
 import type { LoadTiming } from './streaming-load.js';
 import type { WorkersPlan } from './workers-scenario.js';
 
-export const SCENARIOS = ['throughput', 'latency', 'non-streaming', 'observability', 'stored-responses', 'idle', 'multi-turn', 'failover', 'llama', 'workers', 'tenants'] as const;
+export const SCENARIOS = [
+  'throughput',
+  'latency',
+  'non-streaming',
+  'observability',
+  'stored-responses',
+  'idle',
+  'multi-turn',
+  'failover',
+  'llama',
+  'workers',
+  'tenants',
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** How long and how hard each scenario runs. Every loop in the benchmark is bounded by these. */
@@ -21,10 +33,29 @@ export interface BenchProfile {
    * that a slow drift of the machine (other work on it, a noisy neighbour) affects them alike.
    */
   /** Streaming as fast as it goes, for each way the mock writes its chunks (the stub only once: it has no upstream). */
-  throughput: { concurrencies: number[]; upstreamWrites: UpstreamWrites[]; tokens: number; rounds: number; timing: LoadTiming };
-  latency: { streams: number; tokens: number; intervalMs: number; withStub: boolean; rounds: number; timing: LoadTiming };
+  throughput: {
+    concurrencies: number[];
+    upstreamWrites: UpstreamWrites[];
+    tokens: number;
+    rounds: number;
+    timing: LoadTiming;
+  };
+  latency: {
+    streams: number;
+    tokens: number;
+    intervalMs: number;
+    withStub: boolean;
+    rounds: number;
+    timing: LoadTiming;
+  };
   nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
-  observability: { streams: number; tokens: number; engines: Array<'stub' | 'http'>; rounds: number; timing: LoadTiming };
+  observability: {
+    streams: number;
+    tokens: number;
+    engines: Array<'stub' | 'http'>;
+    rounds: number;
+    timing: LoadTiming;
+  };
   storedResponses: StoredResponsesPlan;
   idle: IdlePlan;
   multiTurn: MultiTurnPlan;
@@ -38,10 +69,29 @@ export interface BenchProfile {
 export const FULL_PROFILE: BenchProfile = {
   name: 'full',
   gatewayWarmupMs: 2000,
-  throughput: { concurrencies: [1, 16, 64], upstreamWrites: ['bursts', 'per-token'], tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
-  latency: { streams: 64, tokens: 64, intervalMs: 10, withStub: true, rounds: 3, timing: { warmupMs: 800, measureMs: 1200 } },
+  throughput: {
+    concurrencies: [1, 16, 64],
+    upstreamWrites: ['bursts', 'per-token'],
+    tokens: 256,
+    rounds: 3,
+    timing: { warmupMs: 400, measureMs: 1000 },
+  },
+  latency: {
+    streams: 64,
+    tokens: 64,
+    intervalMs: 10,
+    withStub: true,
+    rounds: 3,
+    timing: { warmupMs: 800, measureMs: 1200 },
+  },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
-  observability: { streams: 64, tokens: 256, engines: ['http', 'stub'], rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  observability: {
+    streams: 64,
+    tokens: 256,
+    engines: ['http', 'stub'],
+    rounds: 3,
+    timing: { warmupMs: 300, measureMs: 1000 },
+  },
   storedResponses: {
     streams: 64,
     tokens: 256,
@@ -53,7 +103,15 @@ export const FULL_PROFILE: BenchProfile = {
     timing: { warmupMs: 300, measureMs: 1000 },
     memory: { responses: 5000, events: 100_000 },
   },
-  idle: { streams: 5000, holdMs: 20_000, keepaliveMs: 1000, openPerSecond: 2500, openTimeoutMs: 30_000, warmStreams: 200, settleMs: 1000 },
+  idle: {
+    streams: 5000,
+    holdMs: 20_000,
+    keepaliveMs: 1000,
+    openPerSecond: 2500,
+    openTimeoutMs: 30_000,
+    warmStreams: 200,
+    settleMs: 1000,
+  },
   multiTurn: {
     replicas: 4,
     conversations: 128,
@@ -73,7 +131,16 @@ export const FULL_PROFILE: BenchProfile = {
     prefixCacheTokens: 262_144,
     loadFactors: [1.25, 2],
   },
-  failover: { replicas: 3, streams: 32, tokens: 100, tokenIntervalMs: 10, warmupMs: 2000, durationMs: 30_000, killEveryMs: 3000, downMs: 1000 },
+  failover: {
+    replicas: 3,
+    streams: 32,
+    tokens: 100,
+    tokenIntervalMs: 10,
+    warmupMs: 2000,
+    durationMs: 30_000,
+    killEveryMs: 3000,
+    downMs: 1000,
+  },
   llama: { concurrencies: [1, 4], maxTokens: 128, timing: { warmupMs: 500, measureMs: 3000 } },
   workers: {
     counts: [1, 2],
@@ -99,8 +166,21 @@ export const FULL_PROFILE: BenchProfile = {
 export const QUICK_PROFILE: BenchProfile = {
   name: 'quick',
   gatewayWarmupMs: 600,
-  throughput: { concurrencies: [1, 64], upstreamWrites: ['bursts', 'per-token'], tokens: 256, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
-  latency: { streams: 64, tokens: 32, intervalMs: 10, withStub: false, rounds: 1, timing: { warmupMs: 350, measureMs: 800 } },
+  throughput: {
+    concurrencies: [1, 64],
+    upstreamWrites: ['bursts', 'per-token'],
+    tokens: 256,
+    rounds: 1,
+    timing: { warmupMs: 150, measureMs: 500 },
+  },
+  latency: {
+    streams: 64,
+    tokens: 32,
+    intervalMs: 10,
+    withStub: false,
+    rounds: 1,
+    timing: { warmupMs: 350, measureMs: 800 },
+  },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   storedResponses: {
@@ -111,7 +191,15 @@ export const QUICK_PROFILE: BenchProfile = {
     timing: { warmupMs: 150, measureMs: 500 },
     memory: { responses: 1000, events: 20_000 },
   },
-  idle: { streams: 500, holdMs: 2000, keepaliveMs: 500, openPerSecond: 2500, openTimeoutMs: 10_000, warmStreams: 20, settleMs: 300 },
+  idle: {
+    streams: 500,
+    holdMs: 2000,
+    keepaliveMs: 500,
+    openPerSecond: 2500,
+    openTimeoutMs: 10_000,
+    warmStreams: 20,
+    settleMs: 300,
+  },
   multiTurn: {
     ...FULL_PROFILE.multiTurn,
     conversations: 32,
@@ -196,15 +284,19 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
   const profile: BenchProfile = { ...base, idle: { ...base.idle } };
   if (values['idle-streams'] !== undefined) {
     const streams = Number(values['idle-streams']);
-    if (!Number.isInteger(streams) || streams < 1 || streams > 9000) throw new Error('--idle-streams must be an integer from 1 to 9000');
+    if (!Number.isInteger(streams) || streams < 1 || streams > 9000)
+      throw new Error('--idle-streams must be an integer from 1 to 9000');
     profile.idle.streams = streams;
   }
   const scenarios = values.only === undefined ? [...SCENARIOS] : values.only.split(',').map((name) => name.trim());
   const unknown = scenarios.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.join(', ')})`);
-  if (values.profile !== undefined && values.profile !== 'cpu' && values.profile !== 'heap') throw new Error('--profile must be cpu or heap');
-  if (values.nginx !== undefined && values.nginx.trim() === '') throw new Error('--nginx needs the nginx binary (a path, or a name on PATH)');
-  if (values.ab !== undefined && values.ab.trim() === '') throw new Error('--ab needs the folder of the other checkout (built)');
+  if (values.profile !== undefined && values.profile !== 'cpu' && values.profile !== 'heap')
+    throw new Error('--profile must be cpu or heap');
+  if (values.nginx !== undefined && values.nginx.trim() === '')
+    throw new Error('--nginx needs the nginx binary (a path, or a name on PATH)');
+  if (values.ab !== undefined && values.ab.trim() === '')
+    throw new Error('--ab needs the folder of the other checkout (built)');
   return {
     profile,
     scenarios: scenarios as ScenarioName[],

@@ -58,7 +58,15 @@ export class BenchStack {
     return this.track(
       await startChildServer({
         name: 'bare proxy',
-        args: ['dist/apps/bench/bare-proxy.js', '--upstream', upstream.toString(), '--port', '0', '--host', '127.0.0.1'],
+        args: [
+          'dist/apps/bench/bare-proxy.js',
+          '--upstream',
+          upstream.toString(),
+          '--port',
+          '0',
+          '--host',
+          '127.0.0.1',
+        ],
         cwd: this.root,
         logPath: this.path('bare-proxy.log'),
         listening: /bare proxy listening on (http:\/\/\S+)/,

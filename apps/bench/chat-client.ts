@@ -78,7 +78,11 @@ export function postChat(call: ChatCall): RequestHandle {
     response.on('data', (text: string) => (body += text));
     response.on('end', () => {
       const ok = body.startsWith('{') && body.includes('"choices"');
-      settle(ok ? { kind: 'completed', at: performance.now() } : { kind: 'failed', at: performance.now(), reason: 'malformed body' });
+      settle(
+        ok
+          ? { kind: 'completed', at: performance.now() }
+          : { kind: 'failed', at: performance.now(), reason: 'malformed body' },
+      );
     });
   });
 }
@@ -87,7 +91,10 @@ export function postChat(call: ChatCall): RequestHandle {
 export type Settle = (outcome: RequestOutcome) => void;
 
 /** POSTs `call` and hands a 200 answer to `read`; statuses, socket errors, timeouts and aborts settle here. */
-export function exchange(call: ChatCall, read: (response: import('node:http').IncomingMessage, settle: Settle) => void): RequestHandle {
+export function exchange(
+  call: ChatCall,
+  read: (response: import('node:http').IncomingMessage, settle: Settle) => void,
+): RequestHandle {
   let settle!: Settle;
   let settled = false;
   let aborting = false;
@@ -116,7 +123,11 @@ export function exchange(call: ChatCall, read: (response: import('node:http').In
     outgoing.destroy();
   }, call.timeoutMs);
   const fail = (error: Error & { code?: string }) =>
-    settle(aborting ? { kind: 'aborted', at: performance.now() } : { kind: 'failed', at: performance.now(), reason: error.code ?? error.message });
+    settle(
+      aborting
+        ? { kind: 'aborted', at: performance.now() }
+        : { kind: 'failed', at: performance.now(), reason: error.code ?? error.message },
+    );
   outgoing.on('error', fail);
   outgoing.on('response', (response) => {
     response.on('error', fail);
@@ -126,7 +137,9 @@ export function exchange(call: ChatCall, read: (response: import('node:http').In
     });
     if (response.statusCode !== 200) {
       response.resume();
-      response.on('end', () => settle({ kind: 'failed', at: performance.now(), reason: `HTTP ${response.statusCode}` }));
+      response.on('end', () =>
+        settle({ kind: 'failed', at: performance.now(), reason: `HTTP ${response.statusCode}` }),
+      );
       return;
     }
     read(response, settle);

@@ -71,7 +71,12 @@ export async function runConversations(
         const call: ChatCall = {
           url: target.chatUrl,
           agent,
-          body: JSON.stringify({ model: target.model, messages, stream: true, stream_options: { include_usage: true } }),
+          body: JSON.stringify({
+            model: target.model,
+            messages,
+            stream: true,
+            stream_options: { include_usage: true },
+          }),
           headers: target.headers,
           timeoutMs: REQUEST_TIMEOUT_MS,
         };
@@ -102,9 +107,12 @@ async function sendTurn(call: ChatCall): Promise<TurnOutcome> {
     onFrame: (kind, at, data) => {
       if (kind === 'token') {
         outcome.ttftMs ??= at - sent;
-        outcome.answer += (JSON.parse(data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? '';
+        outcome.answer +=
+          (JSON.parse(data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? '';
       } else if (kind === 'other' && data.includes('"choices":[]')) {
-        const usage = (JSON.parse(data) as { usage?: { prompt_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } }).usage;
+        const usage = (
+          JSON.parse(data) as { usage?: { prompt_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } }
+        ).usage;
         outcome.promptTokens = usage?.prompt_tokens ?? 0;
         outcome.cachedTokens = usage?.prompt_tokens_details?.cached_tokens ?? 0;
       }

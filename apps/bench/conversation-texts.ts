@@ -2,9 +2,36 @@
 const CHARS_PER_TOKEN = 4;
 
 const WORDS = [
-  'policy', 'customer', 'account', 'refund', 'shipment', 'invoice', 'warranty', 'order', 'support', 'request',
-  'contract', 'delivery', 'payment', 'service', 'record', 'status', 'update', 'review', 'report', 'section',
-  'clause', 'item', 'period', 'amount', 'balance', 'notice', 'claim', 'term', 'detail', 'summary',
+  'policy',
+  'customer',
+  'account',
+  'refund',
+  'shipment',
+  'invoice',
+  'warranty',
+  'order',
+  'support',
+  'request',
+  'contract',
+  'delivery',
+  'payment',
+  'service',
+  'record',
+  'status',
+  'update',
+  'review',
+  'report',
+  'section',
+  'clause',
+  'item',
+  'period',
+  'amount',
+  'balance',
+  'notice',
+  'claim',
+  'term',
+  'detail',
+  'summary',
 ];
 
 /** A deterministic generator (mulberry32): the same seed gives the same texts in every run. */
@@ -22,7 +49,8 @@ export function random(seed: number): () => number {
 export function textOf(head: string, tokens: number, seed: number): string {
   const next = random(seed);
   let text = head;
-  while (text.length < tokens * CHARS_PER_TOKEN) text += ` ${WORDS[Math.floor(next() * WORDS.length)]}${Math.floor(next() * 1000)}`;
+  while (text.length < tokens * CHARS_PER_TOKEN)
+    text += ` ${WORDS[Math.floor(next() * WORDS.length)]}${Math.floor(next() * 1000)}`;
   return text;
 }
 
@@ -55,7 +83,11 @@ export function conversationScript(shape: ConversationShape, index: number): Con
   const pause = random(4_000_000 + index);
   const [shortest, longest] = shape.thinkMs;
   return {
-    system: textOf(`You are assistant ${app} of the support desk. Follow these rules.`, shape.systemPromptTokens, 1000 + app),
+    system: textOf(
+      `You are assistant ${app} of the support desk. Follow these rules.`,
+      shape.systemPromptTokens,
+      1000 + app,
+    ),
     document: textOf(`Conversation ${index}. Summarise this case file:`, shape.documentTokens, 2_000_000 + index),
     followUps: Array.from({ length: shape.turns - 1 }, (_, turn) =>
       textOf(`Question ${turn + 1} about case ${index}:`, shape.followUpTokens, 3_000_000 + index * 64 + turn),

@@ -56,10 +56,15 @@ export interface FailoverResults {
  * which the gateway continues on another replica; the killed one comes back on its port
  * `downMs` later. The client checks each answer against the one a healthy replica gives.
  */
-export async function runFailover(stack: BenchStack, plan: FailoverPlan, progress: (line: string) => void): Promise<FailoverResults> {
+export async function runFailover(
+  stack: BenchStack,
+  plan: FailoverPlan,
+  progress: (line: string) => void,
+): Promise<FailoverResults> {
   const mockFlags = ['--token-interval-ms', String(plan.tokenIntervalMs)];
   const replicas: ChildServer[] = [];
-  for (let index = 0; index < plan.replicas; index += 1) replicas.push(await stack.startMock(mockFlags, `failover-mock-${index}`));
+  for (let index = 0; index < plan.replicas; index += 1)
+    replicas.push(await stack.startMock(mockFlags, `failover-mock-${index}`));
   const ports = replicas.map((replica) => replica.url.port);
   const model = {
     name: MODEL,
@@ -89,7 +94,8 @@ export async function runFailover(stack: BenchStack, plan: FailoverPlan, progres
         if (kind !== 'token') return;
         if (lastTokenAt !== undefined) gaps.push(at - lastTokenAt);
         lastTokenAt = at;
-        text += (JSON.parse(data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? '';
+        text +=
+          (JSON.parse(data) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? '';
       },
     });
     return {
@@ -121,10 +127,19 @@ export async function runFailover(stack: BenchStack, plan: FailoverPlan, progres
     }
     await Promise.all(restarts);
   })();
-  progress(`failover: ${plan.streams} streams of ${plan.tokens} tokens over ${plan.replicas} replicas, one killed every ${plan.killEveryMs / 1000} s for ${plan.durationMs / 1000} s`);
+  progress(
+    `failover: ${plan.streams} streams of ${plan.tokens} tokens over ${plan.replicas} replicas, one killed every ${plan.killEveryMs / 1000} s for ${plan.durationMs / 1000} s`,
+  );
   let completed = 0;
   const run = await runClosedLoop(
-    { concurrency: plan.streams, warmupMs: plan.warmupMs, measureMs: plan.durationMs, rampMs: plan.warmupMs / 2, maxRequests: Number.MAX_SAFE_INTEGER, drainMs: 10_000 },
+    {
+      concurrency: plan.streams,
+      warmupMs: plan.warmupMs,
+      measureMs: plan.durationMs,
+      rampMs: plan.warmupMs / 2,
+      maxRequests: Number.MAX_SAFE_INTEGER,
+      drainMs: 10_000,
+    },
     () => {
       const handle = start();
       handle.done.then((outcome) => outcome.kind === 'completed' && (completed += 1));

@@ -67,7 +67,20 @@ export function gatewayConfig(options: GatewayConfigOptions): Record<string, unk
   };
 }
 
-const WORDS = ['the', 'gateway', 'streams', 'tokens', 'from', 'an', 'upstream', 'model', 'to', 'its', 'clients', 'quickly'];
+const WORDS = [
+  'the',
+  'gateway',
+  'streams',
+  'tokens',
+  'from',
+  'an',
+  'upstream',
+  'model',
+  'to',
+  'its',
+  'clients',
+  'quickly',
+];
 
 /** A user message of `count` words: the mock and the stub echo it, one word per chunk. */
 export function promptOfWords(count: number): string {

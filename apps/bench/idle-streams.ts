@@ -56,7 +56,13 @@ export async function measureIdleStreams(target: BenchTarget, idle: IdlePlan): P
   const gatewayPid = target.gatewayPid;
   const agent = keepAliveAgent(idle.streams + idle.warmStreams);
   const body = chatBody(target.model, 16, true);
-  const call = { url: target.chatUrl, agent, body, headers: target.headers, timeoutMs: idle.openTimeoutMs + idle.holdMs + 60_000 };
+  const call = {
+    url: target.chatUrl,
+    agent,
+    body,
+    headers: target.headers,
+    timeoutMs: idle.openTimeoutMs + idle.holdMs + 60_000,
+  };
 
   const warm = Array.from({ length: idle.warmStreams }, () => streamChat(call));
   await delay(idle.keepaliveMs * 1.5);
@@ -132,9 +138,14 @@ export async function measureIdleStreams(target: BenchTarget, idle: IdlePlan): P
     gatewayRssBeforeBytes: gatewayBefore.rssBytes,
     gatewayRssAfterBytes: gatewayAfter.rssBytes,
     gatewayRssPerStreamBytes: perStream(gatewayBefore, gatewayAfter, opened),
-    upstreamRssPerStreamBytes: upstreamBefore && upstreamAfter ? perStream(upstreamBefore, upstreamAfter, opened) : undefined,
+    upstreamRssPerStreamBytes:
+      upstreamBefore && upstreamAfter ? perStream(upstreamBefore, upstreamAfter, opened) : undefined,
     gatewayCores: coreShare(gatewayHoldStart, gatewayAfter),
-    heartbeats: { delivered, expected: Math.floor((opened * window.durationMs) / idle.keepaliveMs), lateness: lateness.summary() },
+    heartbeats: {
+      delivered,
+      expected: Math.floor((opened * window.durationMs) / idle.keepaliveMs),
+      lateness: lateness.summary(),
+    },
     errors,
     failures,
   };

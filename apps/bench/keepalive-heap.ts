@@ -61,7 +61,10 @@ const handWritten: Operator = (options) => (source) =>
 const plainComposition: Operator = (options) => (source) =>
   source.pipe(
     connect((shared) =>
-      merge(shared, interval(options.intervalMs).pipe(map(options.beat), takeUntil(shared.pipe(filter(options.isOutput))))),
+      merge(
+        shared,
+        interval(options.intervalMs).pipe(map(options.beat), takeUntil(shared.pipe(filter(options.isOutput)))),
+      ),
     ),
   );
 
@@ -140,7 +143,9 @@ function main(): number {
   process.stdout.write(
     `keepalive(): heap per idle subscription, ${streams} subscriptions, ${intervalMs} ms interval, median of ${rounds} rounds\n\n`,
   );
-  process.stdout.write(`${renderTable(['operator', 'bytes held', 'vs hand-written', 'bytes left after unsubscribe'], rows)}\n`);
+  process.stdout.write(
+    `${renderTable(['operator', 'bytes held', 'vs hand-written', 'bytes left after unsubscribe'], rows)}\n`,
+  );
   return 0;
 }
 

@@ -33,7 +33,13 @@ describe('tallies', () => {
 
   it('add up, and the figures come from the sums', () => {
     const sum = addTallies([round(100_000, 0.9), round(50_000, 0.6)]);
-    expect(sum).toMatchObject({ windowMs: 2000, units: 150_000, requests: 4, gatewayCpuSeconds: 1.5, failures: { timeout: 2 } });
+    expect(sum).toMatchObject({
+      windowMs: 2000,
+      units: 150_000,
+      requests: 4,
+      gatewayCpuSeconds: 1.5,
+      failures: { timeout: 2 },
+    });
     const cost = cpuCostOf(sum);
     expect(cost.gatewayMicrosPerUnit).toBeCloseTo(10);
     expect(cost.gatewayCores).toBeCloseTo(0.75);

@@ -27,7 +27,8 @@ export function emptyTally(): Tally {
 
 export function addTallies(tallies: readonly Tally[]): Tally {
   const sum = emptyTally();
-  const add = (a: number | undefined, b: number | undefined) => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0));
+  const add = (a: number | undefined, b: number | undefined) =>
+    a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0);
   for (const tally of tallies) {
     sum.windowMs += tally.windowMs;
     sum.units += tally.units;
@@ -37,7 +38,8 @@ export function addTallies(tallies: readonly Tally[]): Tally {
     sum.upstreamCpuSeconds = add(sum.upstreamCpuSeconds, tally.upstreamCpuSeconds);
     sum.clientCpuSeconds += tally.clientCpuSeconds;
     sum.machineCpuSeconds += tally.machineCpuSeconds;
-    for (const [reason, count] of Object.entries(tally.failures)) sum.failures[reason] = (sum.failures[reason] ?? 0) + count;
+    for (const [reason, count] of Object.entries(tally.failures))
+      sum.failures[reason] = (sum.failures[reason] ?? 0) + count;
   }
   return sum;
 }
@@ -59,13 +61,15 @@ export interface CpuCost {
 
 export function cpuCostOf(tally: Tally): CpuCost {
   const seconds = tally.windowMs / 1000;
-  const perUnit = (cpuSeconds: number | undefined) => (cpuSeconds === undefined || tally.units === 0 ? undefined : (cpuSeconds * 1e6) / tally.units);
+  const perUnit = (cpuSeconds: number | undefined) =>
+    cpuSeconds === undefined || tally.units === 0 ? undefined : (cpuSeconds * 1e6) / tally.units;
   const ours = (tally.gatewayCpuSeconds ?? 0) + (tally.upstreamCpuSeconds ?? 0) + tally.clientCpuSeconds;
   return {
     gatewayMicrosPerUnit: perUnit(tally.gatewayCpuSeconds),
     upstreamMicrosPerUnit: perUnit(tally.upstreamCpuSeconds),
     clientMicrosPerUnit: perUnit(tally.clientCpuSeconds),
-    gatewayCores: tally.gatewayCpuSeconds === undefined || seconds === 0 ? undefined : tally.gatewayCpuSeconds / seconds,
+    gatewayCores:
+      tally.gatewayCpuSeconds === undefined || seconds === 0 ? undefined : tally.gatewayCpuSeconds / seconds,
     backgroundCores: seconds === 0 ? undefined : Math.max(0, (tally.machineCpuSeconds - ours) / seconds),
   };
 }
@@ -89,7 +93,10 @@ export function cpuSnapshot(target: BenchTarget): CpuSnapshot {
 }
 
 /** Fills a tally's CPU fields from the snapshots at the window's start and end. */
-export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): Pick<Tally, 'gatewayCpuSeconds' | 'upstreamCpuSeconds' | 'clientCpuSeconds' | 'machineCpuSeconds'> {
+export function cpuBetween(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+): Pick<Tally, 'gatewayCpuSeconds' | 'upstreamCpuSeconds' | 'clientCpuSeconds' | 'machineCpuSeconds'> {
   const delta = (a?: ProcessSample, b?: ProcessSample) => (a && b ? b.cpuSeconds - a.cpuSeconds : undefined);
   return {
     gatewayCpuSeconds: delta(before.gateway, after.gateway),

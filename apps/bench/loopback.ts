@@ -13,7 +13,9 @@ export function isLoopbackHost(host: string): boolean {
 export function loopbackUrl(url: string): URL {
   const parsed = new URL(url);
   if (!isLoopbackHost(parsed.hostname)) {
-    throw new Error(`refusing a non-loopback target: ${parsed.host} (the benchmark only talks to 127.0.0.1, localhost or ::1)`);
+    throw new Error(
+      `refusing a non-loopback target: ${parsed.host} (the benchmark only talks to 127.0.0.1, localhost or ::1)`,
+    );
   }
   return parsed;
 }

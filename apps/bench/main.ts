@@ -52,11 +52,15 @@ async function main(): Promise<number> {
 async function pairedAb(other: string, quick: boolean, outDir: string): Promise<number> {
   const before = resolve(other);
   if (!existsSync(join(before, 'dist/src/bootstrap.js'))) {
-    process.stderr.write(`${before} holds no built Gantry (dist/): check it out, link its node_modules, and run \`npm run build\` there.\n`);
+    process.stderr.write(
+      `${before} holds no built Gantry (dist/): check it out, link its node_modules, and run \`npm run build\` there.\n`,
+    );
     return 2;
   }
   const startedAt = new Date().toISOString();
-  const rows = await runPairedSet(before, ROOT, quick ? QUICK_PAIRED_SET : FULL_PAIRED_SET, (line) => process.stderr.write(`[bench] ${line}\n`));
+  const rows = await runPairedSet(before, ROOT, quick ? QUICK_PAIRED_SET : FULL_PAIRED_SET, (line) =>
+    process.stderr.write(`[bench] ${line}\n`),
+  );
   process.stdout.write(`${renderPairedSet(rows, before, ROOT)}\n`);
   mkdirSync(resolve(outDir), { recursive: true });
   const file = join(resolve(outDir), `ab-${startedAt.replace(/[:.]/g, '-')}.json`);

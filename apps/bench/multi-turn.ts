@@ -84,15 +84,26 @@ const modelOf = (variant: RoutingVariant) => `conv-${variant.label.replace(/[^\w
  * under one model per routing variant (each with its own upstream model name, so their caches are
  * apart), and runs the same conversations through each, the variants taking turns round by round.
  */
-export async function runMultiTurn(stack: BenchStack, plan: MultiTurnPlan, progress: (line: string) => void): Promise<MultiTurnResults> {
+export async function runMultiTurn(
+  stack: BenchStack,
+  plan: MultiTurnPlan,
+  progress: (line: string) => void,
+): Promise<MultiTurnResults> {
   const flags = [
-    '--tokens', String(plan.answerTokens),
-    '--word', 'noted',
-    '--token-interval-ms', String(plan.tokenIntervalMs),
-    '--prefill-per-token-ms', String(plan.prefillPerTokenMs),
-    '--prefix-cache-tokens', String(plan.prefixCacheTokens),
+    '--tokens',
+    String(plan.answerTokens),
+    '--word',
+    'noted',
+    '--token-interval-ms',
+    String(plan.tokenIntervalMs),
+    '--prefill-per-token-ms',
+    String(plan.prefillPerTokenMs),
+    '--prefix-cache-tokens',
+    String(plan.prefixCacheTokens),
   ];
-  const mocks = await Promise.all(Array.from({ length: plan.replicas }, (_, index) => stack.startMock(flags, `mock-engine-${index + 1}`)));
+  const mocks = await Promise.all(
+    Array.from({ length: plan.replicas }, (_, index) => stack.startMock(flags, `mock-engine-${index + 1}`)),
+  );
   const upstreams = mocks.map((mock) => mock.url.toString());
   const variants = routingVariants(plan);
   const models = variants.map((variant) => ({
@@ -106,11 +117,25 @@ export async function runMultiTurn(stack: BenchStack, plan: MultiTurnPlan, progr
   let gateway: ChildServer | undefined;
   try {
     gateway = await stack.startGateway('multi-turn', gatewayConfig({ models }));
-    const targets: BenchTarget[] = variants.map((variant) => ({ label: variant.label, chatUrl: chatUrlOf(gateway!.url), model: modelOf(variant), gatewayPid: gateway!.pid }));
+    const targets: BenchTarget[] = variants.map((variant) => ({
+      label: variant.label,
+      chatUrl: chatUrlOf(gateway!.url),
+      model: modelOf(variant),
+      gatewayPid: gateway!.pid,
+    }));
     const warmShape = { ...plan, turns: Math.min(2, plan.turns) };
-    progress(`multi-turn: warming up with ${plan.warmupConversations} conversations per routing (${variants.map((variant) => variant.label).join(', ')})`);
+    progress(
+      `multi-turn: warming up with ${plan.warmupConversations} conversations per routing (${variants.map((variant) => variant.label).join(', ')})`,
+    );
     for (const target of targets) {
-      await runConversations(target, warmShape, { first: 1_000_000, count: plan.warmupConversations }, plan.concurrency, emptyTurnTally(), plan.rampMs);
+      await runConversations(
+        target,
+        warmShape,
+        { first: 1_000_000, count: plan.warmupConversations },
+        plan.concurrency,
+        emptyTurnTally(),
+        plan.rampMs,
+      );
     }
     const before = await scrape(gateway);
     progress(
@@ -123,11 +148,21 @@ export async function runMultiTurn(stack: BenchStack, plan: MultiTurnPlan, progr
       const index = targets.indexOf(target);
       // Every variant gets the same conversations in a round: the comparison is paired.
       const first = Math.floor(windows / targets.length) * plan.conversations;
-      await runConversations(target, plan, { first, count: plan.conversations }, plan.concurrency, tallies[index], plan.rampMs);
+      await runConversations(
+        target,
+        plan,
+        { first, count: plan.conversations },
+        plan.concurrency,
+        tallies[index],
+        plan.rampMs,
+      );
       windows += 1;
     });
     const after = await scrape(gateway);
-    return { plan, results: variants.map((variant, index) => resultOf(variant, plan, tallies[index], upstreams, before, after)) };
+    return {
+      plan,
+      results: variants.map((variant, index) => resultOf(variant, plan, tallies[index], upstreams, before, after)),
+    };
   } finally {
     if (gateway) await stack.stop(gateway);
     await Promise.all(mocks.map((mock) => stack.stop(mock)));
@@ -139,9 +174,17 @@ async function scrape(gateway: ChildServer): Promise<string> {
   return response.text();
 }
 
-function resultOf(variant: RoutingVariant, plan: MultiTurnPlan, tally: TurnTally, upstreams: string[], before: string, after: string): MultiTurnResult {
+function resultOf(
+  variant: RoutingVariant,
+  plan: MultiTurnPlan,
+  tally: TurnTally,
+  upstreams: string[],
+  before: string,
+  after: string,
+): MultiTurnResult {
   const model = modelOf(variant);
-  const deltas = (metric: string) => counterDeltas(countersByReplica(before, metric, model), countersByReplica(after, metric, model));
+  const deltas = (metric: string) =>
+    counterDeltas(countersByReplica(before, metric, model), countersByReplica(after, metric, model));
   const requests = deltas('gantry_upstream_requests_total');
   const replicaRequests = upstreams.map((url) => requests.get(url) ?? requests.get(url.replace(/\/$/, '')) ?? 0);
   const rate = (cached: number, prompt: number) => (prompt > 0 ? cached / prompt : undefined);
@@ -158,7 +201,10 @@ function resultOf(variant: RoutingVariant, plan: MultiTurnPlan, tally: TurnTally
     },
     replicaRequests,
     maxShareOverMean: maxOverMean(replicaRequests),
-    affinityOverrides: [...deltas('gantry_upstream_affinity_overrides_total').values()].reduce((sum, count) => sum + count, 0),
+    affinityOverrides: [...deltas('gantry_upstream_affinity_overrides_total').values()].reduce(
+      (sum, count) => sum + count,
+      0,
+    ),
     failures: tally.failures,
   };
 }

@@ -85,7 +85,9 @@ describe('startNginx', () => {
         `createServer((request, response) => response.writeHead(404, { server: 'impostor' }).end()).listen(port, '127.0.0.1');\n`,
     );
     chmodSync(impostor, 0o755);
-    await expect(startNginx(impostor, new URL('http://127.0.0.1:9/v1'), dir, 2)).rejects.toThrow(/nginx did not come up on a port of its own after 2 tries/);
+    await expect(startNginx(impostor, new URL('http://127.0.0.1:9/v1'), dir, 2)).rejects.toThrow(
+      /nginx did not come up on a port of its own after 2 tries/,
+    );
     expect(readFileSync(join(dir, 'nginx.conf'), 'utf8')).toContain('proxy_pass http://bench_upstream;');
   });
 });

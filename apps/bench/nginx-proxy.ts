@@ -66,7 +66,10 @@ export async function startNginx(binary: string, upstream: URL, dir: string, att
     });
     if (await answersAsNginx(server.url)) return server;
     await server.stop();
-    if (attempt >= attempts) throw new Error(`nginx did not come up on a port of its own after ${attempts} tries (see ${dir}/nginx-error.log)`);
+    if (attempt >= attempts)
+      throw new Error(
+        `nginx did not come up on a port of its own after ${attempts} tries (see ${dir}/nginx-error.log)`,
+      );
   }
 }
 

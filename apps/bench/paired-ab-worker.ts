@@ -28,9 +28,15 @@ await app.listen(0, '127.0.0.1');
 
 async function startGateway(root: string, mockUrl: string | undefined): Promise<Server> {
   const load = (path: string) => import(pathToFileURL(resolve(root, path)).href);
-  const { createGateway } = (await load('dist/src/bootstrap.js')) as { createGateway(config: unknown, options: unknown): Promise<Server> };
-  const { parseConfig } = (await load('dist/src/config/config-loader.js')) as { parseConfig(raw: unknown, source: string): unknown };
-  const models = benchModels(mockUrl ?? 'http://127.0.0.1:9/v1').filter((model) => mockUrl !== undefined || model.engine === 'stub');
+  const { createGateway } = (await load('dist/src/bootstrap.js')) as {
+    createGateway(config: unknown, options: unknown): Promise<Server>;
+  };
+  const { parseConfig } = (await load('dist/src/config/config-loader.js')) as {
+    parseConfig(raw: unknown, source: string): unknown;
+  };
+  const models = benchModels(mockUrl ?? 'http://127.0.0.1:9/v1').filter(
+    (model) => mockUrl !== undefined || model.engine === 'stub',
+  );
   const config = parseConfig(gatewayConfig({ models }), 'paired-ab');
   // Log lines are made as in production and dropped: the measure is the gateway's, not the terminal's.
   const discard = new Writable({ write: (_chunk, _encoding, done) => done() });

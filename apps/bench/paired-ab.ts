@@ -58,7 +58,9 @@ const options = {
 const summary = await runPaired(options);
 const digits = scenario === 'idle' ? 0 : 3;
 const span = scenario === 'idle' ? ` of ${options.idleStreams} streams` : ` of ${options.windowMs} ms`;
-process.stdout.write(`Paired A/B, ${scenario}, ${options.engine} engine, ${options.rounds} rounds${span}: ${PAIRED_UNITS[scenario]}\n`);
+process.stdout.write(
+  `Paired A/B, ${scenario}, ${options.engine} engine, ${options.rounds} rounds${span}: ${PAIRED_UNITS[scenario]}\n`,
+);
 process.stdout.write(`A: ${options.a}\nB: ${options.b}\n\n`);
 process.stdout.write(
   `${renderTable(
@@ -69,7 +71,14 @@ process.stdout.write(
     ],
   )}\n\nB / A, round by round: median ${summary.ratio.median.toFixed(3)}, quartiles ${summary.ratio.q1.toFixed(3)} to ${summary.ratio.q3.toFixed(3)}\n`,
 );
-for (const [side, ratio] of summary.floor ? ([['A', summary.floor.a], ['B', summary.floor.b]] as const) : []) {
-  process.stdout.write(`${side} / bare proxy, round by round: median ${ratio.median.toFixed(3)}, quartiles ${ratio.q1.toFixed(3)} to ${ratio.q3.toFixed(3)}\n`);
+for (const [side, ratio] of summary.floor
+  ? ([
+      ['A', summary.floor.a],
+      ['B', summary.floor.b],
+    ] as const)
+  : []) {
+  process.stdout.write(
+    `${side} / bare proxy, round by round: median ${ratio.median.toFixed(3)}, quartiles ${ratio.q1.toFixed(3)} to ${ratio.q3.toFixed(3)}\n`,
+  );
 }
 process.exit(0);

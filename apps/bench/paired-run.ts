@@ -84,12 +84,16 @@ const WORKER_SCRIPT = fileURLToPath(new URL('./paired-ab-worker.js', import.meta
 export async function runPaired(options: PairedRunOptions): Promise<PairedResult> {
   const { scenario, rounds, windowMs, concurrency, idleStreams } = options;
   const perToken = scenario === 'per-token-streaming';
-  if ((perToken || options.floor) && options.engine !== 'http') throw new Error(`${perToken ? scenario : 'a floor'} needs the HTTP engine`);
+  if ((perToken || options.floor) && options.engine !== 'http')
+    throw new Error(`${perToken ? scenario : 'a floor'} needs the HTTP engine`);
   if (options.floor && scenario === 'idle') throw new Error('the floor is measured in CPU scenarios only');
   const mock = options.engine === 'http' ? await startMockUpstream({ port: 0, host: '127.0.0.1' }) : undefined;
   const family = options.engine === 'stub' ? 'stub' : perToken ? 'mock-per-token' : 'mock';
   const model = scenario === 'paced-streaming' ? `${family}-paced` : scenario === 'idle' ? `${family}-idle` : family;
-  const modelHeaders = (benchModels(mock?.url ?? '').find((entry) => entry.name === model)?.headers ?? {}) as Record<string, string>;
+  const modelHeaders = (benchModels(mock?.url ?? '').find((entry) => entry.name === model)?.headers ?? {}) as Record<
+    string,
+    string
+  >;
 
   async function startWorker(root: string | undefined): Promise<Worker> {
     const flags = [...(scenario === 'idle' ? ['--expose-gc'] : []), ...(root === undefined ? [] : options.nodeFlags)];
@@ -188,14 +192,19 @@ export async function runPaired(options: PairedRunOptions): Promise<PairedResult
     return (after - before) / idleStreams;
   }
 
-  const workers = [await startWorker(options.a), await startWorker(options.b), ...(options.floor ? [await startWorker(undefined)] : [])];
+  const workers = [
+    await startWorker(options.a),
+    await startWorker(options.b),
+    ...(options.floor ? [await startWorker(undefined)] : []),
+  ];
   const measure = scenario === 'idle' ? idleWindow : cpuWindow;
   // Unmeasured first: connections, JIT, and the first stored state of each gateway.
   for (const worker of workers) await (scenario === 'idle' ? idleWindow(worker) : load(worker, 1500));
   const figures: number[][] = workers.map(() => []);
   for (let round = 0; round < rounds; round += 1) {
     // A then B, then B then A (with a floor, every order of the three): neither side always follows another.
-    const order = workers.length === 3 ? ORDERS_OF_THREE[round % ORDERS_OF_THREE.length] : round % 2 === 0 ? [0, 1] : [1, 0];
+    const order =
+      workers.length === 3 ? ORDERS_OF_THREE[round % ORDERS_OF_THREE.length] : round % 2 === 0 ? [0, 1] : [1, 0];
     for (const index of order) figures[index].push(await measure(workers[index]));
   }
   for (const worker of workers) {

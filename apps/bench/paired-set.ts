@@ -22,17 +22,18 @@ export type PairBudget = { ratio: number } | { bytes: number };
  * is measured in the same rounds, and each build is read against it too (`floor`: the most B may
  * spend, as a multiple of the bare proxy's CPU).
  */
-const PAIRS: ReadonlyArray<{ scenario: PairedScenario; engine: 'stub' | 'http'; budget: PairBudget; floor?: number }> = [
-  { scenario: 'streaming', engine: 'stub', budget: { ratio: 1.05 } },
-  { scenario: 'streaming', engine: 'http', budget: { ratio: 1.05 }, floor: 1.3 },
-  { scenario: 'per-token-streaming', engine: 'http', budget: { ratio: 1.05 }, floor: 1.15 },
-  { scenario: 'paced-streaming', engine: 'stub', budget: { ratio: 1.05 } },
-  { scenario: 'paced-streaming', engine: 'http', budget: { ratio: 1.05 } },
-  { scenario: 'non-streaming', engine: 'stub', budget: { ratio: 1.1 } },
-  { scenario: 'non-streaming', engine: 'http', budget: { ratio: 1.1 }, floor: 1.5 },
-  { scenario: 'idle', engine: 'stub', budget: { bytes: 6 * 1024 } },
-  { scenario: 'idle', engine: 'http', budget: { bytes: 6 * 1024 } },
-];
+const PAIRS: ReadonlyArray<{ scenario: PairedScenario; engine: 'stub' | 'http'; budget: PairBudget; floor?: number }> =
+  [
+    { scenario: 'streaming', engine: 'stub', budget: { ratio: 1.05 } },
+    { scenario: 'streaming', engine: 'http', budget: { ratio: 1.05 }, floor: 1.3 },
+    { scenario: 'per-token-streaming', engine: 'http', budget: { ratio: 1.05 }, floor: 1.15 },
+    { scenario: 'paced-streaming', engine: 'stub', budget: { ratio: 1.05 } },
+    { scenario: 'paced-streaming', engine: 'http', budget: { ratio: 1.05 } },
+    { scenario: 'non-streaming', engine: 'stub', budget: { ratio: 1.1 } },
+    { scenario: 'non-streaming', engine: 'http', budget: { ratio: 1.1 }, floor: 1.5 },
+    { scenario: 'idle', engine: 'stub', budget: { bytes: 6 * 1024 } },
+    { scenario: 'idle', engine: 'http', budget: { bytes: 6 * 1024 } },
+  ];
 
 const MEASURES: Record<PairedScenario, string> = {
   streaming: 'CPU µs per streamed chunk',
@@ -53,7 +54,12 @@ export interface PairedSetRow {
 }
 
 /** Every pair, one after the other, A (`before`) against B (`after`): both must be built. */
-export async function runPairedSet(before: string, after: string, profile: PairedSetProfile, log: (line: string) => void): Promise<PairedSetRow[]> {
+export async function runPairedSet(
+  before: string,
+  after: string,
+  profile: PairedSetProfile,
+  log: (line: string) => void,
+): Promise<PairedSetRow[]> {
   const rows: PairedSetRow[] = [];
   for (const { scenario, engine, budget, floor } of PAIRS) {
     log(`A/B ${scenario}, ${engine} engine`);
@@ -70,7 +76,8 @@ export async function runPairedSet(before: string, after: string, profile: Paire
       nodeFlags: [],
       floor: floor !== undefined,
     });
-    const withinBudget = 'ratio' in budget ? summary.ratio.median <= budget.ratio : summary.b.median - summary.a.median <= budget.bytes;
+    const withinBudget =
+      'ratio' in budget ? summary.ratio.median <= budget.ratio : summary.b.median - summary.a.median <= budget.bytes;
     rows.push({ scenario, engine, summary, budget, withinBudget, ...(floor !== undefined ? { floor } : {}) });
   }
   return rows;
@@ -79,18 +86,41 @@ export async function runPairedSet(before: string, after: string, profile: Paire
 export function renderPairedSet(rows: readonly PairedSetRow[], before: string, after: string): string {
   const kb = (bytes: number) => (bytes / 1024).toFixed(1);
   const table = renderTable(
-    ['measure', 'engine', 'A median', 'B median', 'B / A (median)', 'quartiles', 'budget', 'A / bare', 'B / bare', 'B / bare target'],
+    [
+      'measure',
+      'engine',
+      'A median',
+      'B median',
+      'B / A (median)',
+      'quartiles',
+      'budget',
+      'A / bare',
+      'B / bare',
+      'B / bare target',
+    ],
     rows.map(({ scenario, engine, summary, budget, withinBudget, floor }) => {
       const verdict = withinBudget ? 'within' : 'over';
       if (!('ratio' in budget)) {
         const delta = summary.b.median - summary.a.median;
-        return [MEASURES[scenario], engine, kb(summary.a.median), kb(summary.b.median), `${delta < 0 ? '-' : '+'}${kb(Math.abs(delta))} KB`, '', `${verdict} (+${Number(kb(budget.bytes))} KB)`];
+        return [
+          MEASURES[scenario],
+          engine,
+          kb(summary.a.median),
+          kb(summary.b.median),
+          `${delta < 0 ? '-' : '+'}${kb(Math.abs(delta))} KB`,
+          '',
+          `${verdict} (+${Number(kb(budget.bytes))} KB)`,
+        ];
       }
       const measure = MEASURES[scenario];
       const limit = budget.ratio.toFixed(2);
       const bare = summary.floor;
-      const ofBare = (ratio: PairedResult['ratio'] | undefined) => (ratio === undefined ? undefined : `${ratio.median.toFixed(3)} (${ratio.q1.toFixed(2)}–${ratio.q3.toFixed(2)})`);
-      const floorVerdict = floor === undefined || bare === undefined ? undefined : `${bare.b.median <= floor ? 'met' : 'NOT met'} (${floor.toFixed(2)})`;
+      const ofBare = (ratio: PairedResult['ratio'] | undefined) =>
+        ratio === undefined ? undefined : `${ratio.median.toFixed(3)} (${ratio.q1.toFixed(2)}–${ratio.q3.toFixed(2)})`;
+      const floorVerdict =
+        floor === undefined || bare === undefined
+          ? undefined
+          : `${bare.b.median <= floor ? 'met' : 'NOT met'} (${floor.toFixed(2)})`;
       return [
         measure,
         engine,
@@ -106,7 +136,7 @@ export function renderPairedSet(rows: readonly PairedSetRow[], before: string, a
     }),
   );
   const caveat =
-    'A / bare, B / bare: each build\'s CPU over the bare proxy\'s (Fastify + undici forwarding, nothing else) in the same round, median (quartiles).\n' +
-    'A median of paired rounds still moves by several percent from run to run on a shared machine: run `--ab` on the\nbuild itself (an A/A) for this machine\'s error, and read the verdicts against it (docs/benchmarks.md).';
+    "A / bare, B / bare: each build's CPU over the bare proxy's (Fastify + undici forwarding, nothing else) in the same round, median (quartiles).\n" +
+    "A median of paired rounds still moves by several percent from run to run on a shared machine: run `--ab` on the\nbuild itself (an A/A) for this machine's error, and read the verdicts against it (docs/benchmarks.md).";
   return `Paired A/B, taking turns window by window\nA (before): ${before}\nB (after):  ${after}\n\n${table}\n\n${caveat}`;
 }

@@ -14,7 +14,11 @@ export interface ProcessSample {
 /** CPU time (utime + stime) and resident memory of a process, from /proc. */
 export function sampleProcess(pid: number): ProcessSample {
   const at = performance.now();
-  return { at, cpuSeconds: cpuSecondsOf(readFileSync(`/proc/${pid}/stat`, 'utf8')), rssBytes: rssBytesOf(readFileSync(`/proc/${pid}/status`, 'utf8')) };
+  return {
+    at,
+    cpuSeconds: cpuSecondsOf(readFileSync(`/proc/${pid}/stat`, 'utf8')),
+    rssBytes: rssBytesOf(readFileSync(`/proc/${pid}/status`, 'utf8')),
+  };
 }
 
 /** utime + stime (fields 14 and 15) of a `/proc/<pid>/stat` line, in seconds. */

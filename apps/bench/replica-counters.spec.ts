@@ -22,8 +22,19 @@ describe('replica counters from /metrics', () => {
   });
 
   it('subtracts a scrape taken before, and rates the spread as the largest share over the mean', () => {
-    const deltas = counterDeltas(new Map([['a', 2]]), new Map([['a', 12], ['b', 4]]));
-    expect(deltas).toEqual(new Map([['a', 10], ['b', 4]]));
+    const deltas = counterDeltas(
+      new Map([['a', 2]]),
+      new Map([
+        ['a', 12],
+        ['b', 4],
+      ]),
+    );
+    expect(deltas).toEqual(
+      new Map([
+        ['a', 10],
+        ['b', 4],
+      ]),
+    );
     expect(maxOverMean([10, 10, 10, 10])).toBe(1);
     expect(maxOverMean([20, 10, 5, 5])).toBe(2);
     expect(maxOverMean([0, 0])).toBeUndefined();

@@ -8,7 +8,9 @@ export function countersByReplica(exposition: string, metric: string, model: str
     if (!line.startsWith(`${metric}{`)) continue;
     const match = /^[^{]+\{(.*)\} (\S+)$/.exec(line);
     if (!match) continue;
-    const labels = Object.fromEntries([...match[1].matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((pair) => [pair[1], pair[2]]));
+    const labels = Object.fromEntries(
+      [...match[1].matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((pair) => [pair[1], pair[2]]),
+    );
     if (labels.model !== model || labels.replica === undefined) continue;
     values.set(labels.replica, Number(match[2]));
   }

@@ -24,10 +24,17 @@ const ms = (value: number | undefined): Cell => (value === undefined ? undefined
 const UPSTREAM_LABELS: Record<UpstreamWrites, string> = { bursts: 'bursts', 'per-token': 'per token' };
 /** The proxies that forward the mock's chunks, read against the bare proxy's CPU (the stub has no upstream). */
 const comparesWithBare = (target: string) => target === GANTRY_HTTP || target === NGINX;
-const CPU_VS_BARE_NOTE = '(CPU vs bare: CPU per unit over the bare proxy\'s in the same rounds)';
+const CPU_VS_BARE_NOTE = "(CPU vs bare: CPU per unit over the bare proxy's in the same rounds)";
 
 function backgroundOf(results: BenchResults): number[] {
-  const rows = [...(results.throughput ?? []), ...(results.latency ?? []), ...(results.nonStreaming ?? []), ...(results.observability?.on ?? []), ...(results.observability?.off ?? []), ...(results.storedResponses?.rows ?? [])];
+  const rows = [
+    ...(results.throughput ?? []),
+    ...(results.latency ?? []),
+    ...(results.nonStreaming ?? []),
+    ...(results.observability?.on ?? []),
+    ...(results.observability?.off ?? []),
+    ...(results.storedResponses?.rows ?? []),
+  ];
   return rows.flatMap((row) => (row.cpu.backgroundCores === undefined ? [] : [row.cpu.backgroundCores]));
 }
 
@@ -52,7 +59,10 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
   if (results.throughput) {
     const rows = results.throughput.map((row) => {
       const alike = (label: string) =>
-        results.throughput!.find((other) => other.target === label && other.streams === row.streams && other.upstreamWrites === row.upstreamWrites);
+        results.throughput!.find(
+          (other) =>
+            other.target === label && other.streams === row.streams && other.upstreamWrites === row.upstreamWrites,
+        );
       return [
         row.upstreamWrites === undefined ? undefined : UPSTREAM_LABELS[row.upstreamWrites],
         row.streams,
@@ -61,7 +71,9 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
         row.tokensPerSecond,
         row.target === DIRECT ? undefined : ratio(row.chunksPerSecond, alike(DIRECT)?.chunksPerSecond),
         row.cpu.gatewayMicrosPerUnit,
-        comparesWithBare(row.target) ? ratio(row.cpu.gatewayMicrosPerUnit, alike(BARE_PROXY)?.cpu.gatewayMicrosPerUnit) : undefined,
+        comparesWithBare(row.target)
+          ? ratio(row.cpu.gatewayMicrosPerUnit, alike(BARE_PROXY)?.cpu.gatewayMicrosPerUnit)
+          : undefined,
         row.cpu.gatewayCores === undefined ? undefined : `${(row.cpu.gatewayCores * 100).toFixed(0)}%`,
         failuresOf(row.failures),
       ];
@@ -69,7 +81,21 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     const tokens = results.throughput[0]?.tokensPerStream;
     section(
       `Streaming throughput (${tokens} tokens per stream, no delay between tokens; the mock writes its chunks in bursts, or one per write)`,
-      renderTable(['upstream', 'streams', 'target', 'chunks/s', 'tokens/s', 'vs direct', 'gw CPU µs/chunk', 'CPU vs bare', 'gw CPU', 'errors'], rows) +
+      renderTable(
+        [
+          'upstream',
+          'streams',
+          'target',
+          'chunks/s',
+          'tokens/s',
+          'vs direct',
+          'gw CPU µs/chunk',
+          'CPU vs bare',
+          'gw CPU',
+          'errors',
+        ],
+        rows,
+      ) +
         referenceNotes(results.throughput) +
         (results.throughput.some((row) => row.target === BARE_PROXY) ? `\n${CPU_VS_BARE_NOTE}` : ''),
     );
@@ -78,7 +104,9 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
   if (results.latency) {
     const direct = results.latency.find((row) => row.target === DIRECT);
     const added = (value: number | undefined, baseline: number | undefined): Cell =>
-      value === undefined || baseline === undefined ? undefined : `${value - baseline >= 0 ? '+' : ''}${(value - baseline).toFixed(2)}`;
+      value === undefined || baseline === undefined
+        ? undefined
+        : `${value - baseline >= 0 ? '+' : ''}${(value - baseline).toFixed(2)}`;
     const rows = results.latency.map((row) => [
       row.target,
       ms(row.ttft.p50),
@@ -94,9 +122,12 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     const first = results.latency[0];
     section(
       `Latency (${first?.streams} streams, ${first?.tokensPerStream} tokens each, ${first?.tokenIntervalMs} ms between tokens; ms)`,
-      renderTable(['target', 'TTFT p50', 'TTFT p99', 'added p50', 'gap p50', 'gap p99', 'added p99', 'TTFTs', 'gaps', 'errors'], rows) +
+      renderTable(
+        ['target', 'TTFT p50', 'TTFT p99', 'added p50', 'gap p50', 'gap p99', 'added p99', 'TTFTs', 'gaps', 'errors'],
+        rows,
+      ) +
         (results.latency.some((row) => row.target === GANTRY_STUB)
-          ? '\n(the stub sends its first token one interval after its prefill, so its TTFT is not comparable with the mock\'s)'
+          ? "\n(the stub sends its first token one interval after its prefill, so its TTFT is not comparable with the mock's)"
           : ''),
     );
   }
@@ -163,13 +194,29 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     const first = results.idle[0];
     section(
       `Idle streams (long prefill, held ${((first?.holdMs ?? 0) / 1000).toFixed(0)} s; RSS in KB per stream; heartbeat lateness in ms)`,
-      renderTable(['target', 'open', 'open s', 'gw RSS/stream', 'mock RSS/stream', 'gw CPU', 'heartbeats', 'late p50', 'late p99', 'late max', 'errors'], rows),
+      renderTable(
+        [
+          'target',
+          'open',
+          'open s',
+          'gw RSS/stream',
+          'mock RSS/stream',
+          'gw CPU',
+          'heartbeats',
+          'late p50',
+          'late p99',
+          'late max',
+          'errors',
+        ],
+        rows,
+      ),
     );
   }
 
   if (results.multiTurn) {
     const { plan } = results.multiTurn;
-    const percent = (rate: number | undefined): Cell => (rate === undefined ? undefined : `${(rate * 100).toFixed(0)}%`);
+    const percent = (rate: number | undefined): Cell =>
+      rate === undefined ? undefined : `${(rate * 100).toFixed(0)}%`;
     const rows = results.multiTurn.results.map((row) => [
       row.routing,
       ms(row.followUpTtft.mean),
@@ -188,7 +235,19 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
         `with a prefix cache; ${plan.systemPrompts} system prompts of ${plan.systemPromptTokens} tokens, a ${plan.documentTokens}-token document ` +
         `as the first turn, ${plan.followUpTokens}-token follow-ups; prefill ${plan.prefillPerTokenMs} ms per uncached token; TTFT in ms)`,
       renderTable(
-        ['routing', 'follow-up TTFT mean', 'p50', 'p90', 'first turn p50', 'cached, follow-ups', 'cached, first turns', 'requests per replica', 'max/mean', 'overrides', 'errors'],
+        [
+          'routing',
+          'follow-up TTFT mean',
+          'p50',
+          'p90',
+          'first turn p50',
+          'cached, follow-ups',
+          'cached, first turns',
+          'requests per replica',
+          'max/mean',
+          'overrides',
+          'errors',
+        ],
         rows,
       ),
     );
@@ -201,10 +260,43 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
       `Mid-stream failover (${plan.streams} streams of ${plan.tokens} tokens, ${plan.tokenIntervalMs} ms apart, over ${plan.replicas} mock replicas; ` +
         `one killed every ${plan.killEveryMs / 1000} s and back ${plan.downMs / 1000} s later, for ${plan.durationMs / 1000} s; gaps between two tokens in ms)`,
       renderTable(
-        ['kills', 'streams', 'completed', 'with an error', 'wrong text', 'resumes', 'not resumed', 'resume gap p50', 'p99', 'max', 'other gaps p50', 'p99'],
-        [[run.kills, run.started, run.completed, errors, run.wrongAnswers, run.resumes, run.resumeFailures, ms(run.resumeGap.p50), ms(run.resumeGap.p99), ms(run.resumeGap.max), ms(run.tokenGap.p50), ms(run.tokenGap.p99)]],
-      ) + (errors > 0 ? `
-errors: ${Object.entries(run.failures).map(([reason, count]) => `${reason} ${count}`).join(', ')}` : ''),
+        [
+          'kills',
+          'streams',
+          'completed',
+          'with an error',
+          'wrong text',
+          'resumes',
+          'not resumed',
+          'resume gap p50',
+          'p99',
+          'max',
+          'other gaps p50',
+          'p99',
+        ],
+        [
+          [
+            run.kills,
+            run.started,
+            run.completed,
+            errors,
+            run.wrongAnswers,
+            run.resumes,
+            run.resumeFailures,
+            ms(run.resumeGap.p50),
+            ms(run.resumeGap.p99),
+            ms(run.resumeGap.max),
+            ms(run.tokenGap.p50),
+            ms(run.tokenGap.p99),
+          ],
+        ],
+      ) +
+        (errors > 0
+          ? `
+errors: ${Object.entries(run.failures)
+              .map(([reason, count]) => `${reason} ${count}`)
+              .join(', ')}`
+          : ''),
     );
   }
 
@@ -212,7 +304,13 @@ errors: ${Object.entries(run.failures).map(([reason, count]) => `${reason} ${cou
     if (!results.llama.available) {
       sections.push(`\nllama engine: not available (${results.llama.reason})`);
     } else {
-      const rows = results.llama.results.map((row) => [row.streams, row.tokensPerSecond, row.requestsCompleted, row.cpu.gatewayMicrosPerUnit, failuresOf(row.failures)]);
+      const rows = results.llama.results.map((row) => [
+        row.streams,
+        row.tokensPerSecond,
+        row.requestsCompleted,
+        row.cpu.gatewayMicrosPerUnit,
+        failuresOf(row.failures),
+      ]);
       section(
         `llama engine, ${results.llama.model}`,
         renderTable(['streams', 'tokens/s', 'requests', 'gw CPU µs/chunk', 'errors'], rows),
@@ -222,7 +320,8 @@ errors: ${Object.entries(run.failures).map(([reason, count]) => `${reason} ${cou
 
   if (results.workers) {
     const { plan, streaming, admission } = results.workers;
-    const micros = (value: number | undefined): Cell => (value === undefined || Number.isNaN(value) ? undefined : Number(value.toFixed(1)));
+    const micros = (value: number | undefined): Cell =>
+      value === undefined || Number.isNaN(value) ? undefined : Number(value.toFixed(1));
     const rows = streaming.map((row) => [
       row.load,
       row.workers,
@@ -239,32 +338,86 @@ errors: ${Object.entries(run.failures).map(([reason, count]) => `${reason} ${cou
     section(
       `Workers: streaming through the HTTP engine (saturated: ${plan.saturated.tokens} tokens per stream, no delay; ` +
         `paced: ${plan.paced.streamsPerWorker} streams per worker of ${plan.paced.tokens} tokens, 10 ms apart; CPU in µs per chunk: all gateway processes, each worker, the primary)`,
-      renderTable(['load', 'workers', 'streams', 'chunks/s', 'gw CPU µs/chunk', 'per worker µs/chunk', 'chunks per worker', 'primary µs/chunk', 'gw CPU', 'others', 'errors'], rows),
+      renderTable(
+        [
+          'load',
+          'workers',
+          'streams',
+          'chunks/s',
+          'gw CPU µs/chunk',
+          'per worker µs/chunk',
+          'chunks per worker',
+          'primary µs/chunk',
+          'gw CPU',
+          'others',
+          'errors',
+        ],
+        rows,
+      ),
     );
-    const free = (concurrency: number) => admission.find((row) => row.concurrency === concurrency && row.admission === 'free');
-    const added = (value: number | undefined, baseline: number | undefined) => (value === undefined || baseline === undefined ? undefined : value - baseline);
+    const free = (concurrency: number) =>
+      admission.find((row) => row.concurrency === concurrency && row.admission === 'free');
+    const added = (value: number | undefined, baseline: number | undefined) =>
+      value === undefined || baseline === undefined ? undefined : value - baseline;
     // Requests/s, latency, CPU, and what the row adds to its baseline (none for a baseline itself).
     const costCells = (row: RequestCostRow, baseline: RequestCostRow | undefined): Cell[] => [
       row.requestsPerSecond,
       ms(row.latency.mean),
       micros(row.gatewayMicrosPerRequest),
       micros(row.primaryMicrosPerRequest),
-      baseline && baseline !== row ? micros(added(row.gatewayMicrosPerRequest, baseline.gatewayMicrosPerRequest)) : undefined,
+      baseline && baseline !== row
+        ? micros(added(row.gatewayMicrosPerRequest, baseline.gatewayMicrosPerRequest))
+        : undefined,
       baseline && baseline !== row ? ms(added(row.latency.mean, baseline.latency.mean)) : undefined,
       failuresOf(row.failures),
     ];
-    const admissionRows = admission.map((row) => [row.concurrency, row.admission, ...costCells(row, free(row.concurrency))]);
+    const admissionRows = admission.map((row) => [
+      row.concurrency,
+      row.admission,
+      ...costCells(row, free(row.concurrency)),
+    ]);
     section(
       `Workers: admission with ${admission[0]?.workers} workers (non-streaming, ${plan.admission.tokens}-token answers from the stub; free: no maxConcurrency, ` +
         'decided in the worker; coordinated: maxConcurrency set, reserved and released through the primary; latency in ms)',
-      renderTable(['concurrent', 'admission', 'requests/s', 'latency mean', 'gw CPU µs/request', 'primary µs/request', 'added µs/request', 'added ms', 'errors'], admissionRows),
+      renderTable(
+        [
+          'concurrent',
+          'admission',
+          'requests/s',
+          'latency mean',
+          'gw CPU µs/request',
+          'primary µs/request',
+          'added µs/request',
+          'added ms',
+          'errors',
+        ],
+        admissionRows,
+      ),
     );
-    const storeOff = (workers: number) => results.workers!.stored.find((row) => row.workers === workers && row.store === 'off');
-    const storedRows = results.workers.stored.map((row) => [row.workers, row.store, ...costCells(row, storeOff(row.workers))]);
+    const storeOff = (workers: number) =>
+      results.workers!.stored.find((row) => row.workers === workers && row.store === 'off');
+    const storedRows = results.workers.stored.map((row) => [
+      row.workers,
+      row.store,
+      ...costCells(row, storeOff(row.workers)),
+    ]);
     section(
       `Workers: stored responses (${plan.stored.concurrency} streamed Responses requests of ${plan.stored.tokens} tokens from the stub; store: false or true, ` +
         'kept by the memory store in the process, or in the primary with workers; latency in ms)',
-      renderTable(['workers', 'store', 'requests/s', 'latency mean', 'gw CPU µs/request', 'primary µs/request', 'added µs/request', 'added ms', 'errors'], storedRows),
+      renderTable(
+        [
+          'workers',
+          'store',
+          'requests/s',
+          'latency mean',
+          'gw CPU µs/request',
+          'primary µs/request',
+          'added µs/request',
+          'added ms',
+          'errors',
+        ],
+        storedRows,
+      ),
     );
     const tripRows = results.workers.roundTrips.map((row) => [
       row.inFlight,
@@ -290,7 +443,12 @@ errors: ${Object.entries(run.failures).map(([reason, count]) => `${reason} ${cou
     `Targets${quick}`,
     renderTable(
       ['target', 'goal', 'measured', 'met'],
-      targets.map((check) => [check.name, check.goal, check.measured, check.met === undefined ? 'info' : check.met ? 'yes' : 'NO']),
+      targets.map((check) => [
+        check.name,
+        check.goal,
+        check.measured,
+        check.met === undefined ? 'info' : check.met ? 'yes' : 'NO',
+      ]),
     ),
   );
   return sections.join('\n');

@@ -30,11 +30,18 @@ const text = (length: number, seed: number) => {
   return out.slice(0, length);
 };
 
-const hexId = (prefix: string, n: number) => `${prefix}_${n.toString(16).padStart(8, '0')}${'a1b2c3d4e5f60718293a4b5c'.slice(0, 24)}`;
+const hexId = (prefix: string, n: number) =>
+  `${prefix}_${n.toString(16).padStart(8, '0')}${'a1b2c3d4e5f60718293a4b5c'.slice(0, 24)}`;
 
 function message(id: string, role: 'user' | 'assistant', body: string): StoredItem {
   const type = role === 'user' ? 'input_text' : 'output_text';
-  return { id, type: 'message', role, status: 'completed', content: [{ type, text: body, ...(role === 'assistant' ? { annotations: [], logprobs: [] } : {}) }] };
+  return {
+    id,
+    type: 'message',
+    role,
+    status: 'completed',
+    content: [{ type, text: body, ...(role === 'assistant' ? { annotations: [], logprobs: [] } : {}) }],
+  };
 }
 
 /** A Response object as the Responses route writes it, with every field OpenAI's has. */
@@ -61,7 +68,13 @@ function responseOf(id: string, status: string, output: StoredItem[]): ResponseO
     tools: [],
     top_p: 1,
     truncation: 'disabled',
-    usage: { input_tokens: 180, input_tokens_details: { cached_tokens: 0 }, output_tokens: 240, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 420 },
+    usage: {
+      input_tokens: 180,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 240,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 420,
+    },
     user: null,
     metadata: {},
   };
@@ -98,7 +111,11 @@ async function storeResponses(store: MemoryResponseStore, count: number, offset:
     const id = hexId('resp', n);
     await store.create({
       response: responseOf(id, 'queued', []),
-      inputItems: [message(hexId('msg', 4 * n), 'user', text(200, n)), message(hexId('msg', 4 * n + 1), 'assistant', text(300, n + 1)), message(hexId('msg', 4 * n + 2), 'user', text(200, n + 2))],
+      inputItems: [
+        message(hexId('msg', 4 * n), 'user', text(200, n)),
+        message(hexId('msg', 4 * n + 1), 'assistant', text(300, n + 1)),
+        message(hexId('msg', 4 * n + 2), 'user', text(200, n + 2)),
+      ],
       previousResponseId: null,
     });
     await store.update(responseOf(id, 'completed', [message(hexId('msg', 4 * n + 3), 'assistant', text(1024, n + 3))]));
@@ -129,7 +146,9 @@ async function appendEvents(store: MemoryResponseStore, ids: readonly string[], 
 }
 
 /** Heap per stored response and per kept event in the memory store (needs `node --expose-gc`). */
-export async function measureResponseStoreMemory(options: { responses?: number; events?: number } = {}): Promise<ResponseStoreMemory> {
+export async function measureResponseStoreMemory(
+  options: { responses?: number; events?: number } = {},
+): Promise<ResponseStoreMemory> {
   const gc = requireGc();
   const responses = options.responses ?? 5_000;
   const events = options.events ?? 100_000;
@@ -169,7 +188,9 @@ export async function measureResponseStoreMemory(options: { responses?: number; 
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { responses: { type: 'string', default: '5000' }, events: { type: 'string', default: '100000' } } });
+  const { values } = parseArgs({
+    options: { responses: { type: 'string', default: '5000' }, events: { type: 'string', default: '100000' } },
+  });
   const responses = Number(values.responses);
   const events = Number(values.events);
   if (![responses, events].every((n) => Number.isInteger(n) && n > 0)) {

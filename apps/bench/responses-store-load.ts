@@ -97,16 +97,27 @@ export async function runStoredResponses(
   gatewayWarmupMs: number,
   progress: (line: string) => void,
 ): Promise<StoredResponsesResults> {
-  const config = { ...gatewayConfig({ models: fleet.models }), responses: { store: 'memory', maxStoredResponses: MAX_STORED_RESPONSES } };
+  const config = {
+    ...gatewayConfig({ models: fleet.models }),
+    responses: { store: 'memory', maxStoredResponses: MAX_STORED_RESPONSES },
+  };
   const [foreground, background] = await Promise.all([
     stack.startGateway('stored-responses', config),
     plan.background ? stack.startGateway('stored-responses-background', config) : undefined,
   ]);
-  const rss = () => ({ foreground: sampleProcess(foreground.pid).rssBytes, ...(background ? { background: sampleProcess(background.pid).rssBytes } : {}) });
+  const rss = () => ({
+    foreground: sampleProcess(foreground.pid).rssBytes,
+    ...(background ? { background: sampleProcess(background.pid).rssBytes } : {}),
+  });
   const started = rss();
   const foregroundTally: GatewayTally = { kept: 0 };
   const backgroundTally: GatewayTally = { kept: 0 };
-  const targetOf = (gateway: ChildServer, tally: GatewayTally, engine: 'stub' | 'http', mode: StoreMode): ResponsesTarget => ({
+  const targetOf = (
+    gateway: ChildServer,
+    tally: GatewayTally,
+    engine: 'stub' | 'http',
+    mode: StoreMode,
+  ): ResponsesTarget => ({
     label: engine === 'http' ? GANTRY_HTTP : GANTRY_STUB,
     chatUrl: chatUrlOf(gateway.url),
     responsesUrl: loopbackUrl(new URL('/v1/responses', gateway.url).toString()),
@@ -126,15 +137,31 @@ export async function runStoredResponses(
   progress(`stored-responses: warming up fresh gateways for ${gatewayWarmupMs / 1000} s`);
   // Both gateways at once, each target of a gateway in turn: nothing is measured yet.
   const warm = async (subset: ResponsesTarget[]) => {
-    for (const target of subset) await load(target, plan.streams, plan.tokens, { warmupMs: gatewayWarmupMs / subset.length, measureMs: 0, rampMs: 0 });
+    for (const target of subset)
+      await load(target, plan.streams, plan.tokens, {
+        warmupMs: gatewayWarmupMs / subset.length,
+        measureMs: 0,
+        rampMs: 0,
+      });
   };
-  await Promise.all([warm(targets.filter((target) => target.mode !== 'background')), warm(targets.filter((target) => target.mode === 'background'))]);
-  const filler = targets.find((target) => target.mode === 'on' && target.engine === 'stub') ?? targets.find((target) => target.mode === 'on')!;
-  progress(`stored-responses: keeping ${plan.prefillResponses} responses first (at most ${plan.prefillMaxMs / 1000} s)`);
+  await Promise.all([
+    warm(targets.filter((target) => target.mode !== 'background')),
+    warm(targets.filter((target) => target.mode === 'background')),
+  ]);
+  const filler =
+    targets.find((target) => target.mode === 'on' && target.engine === 'stub') ??
+    targets.find((target) => target.mode === 'on')!;
+  progress(
+    `stored-responses: keeping ${plan.prefillResponses} responses first (at most ${plan.prefillMaxMs / 1000} s)`,
+  );
   const prefilled = await prefill(filler, plan.streams, plan.tokens, plan.prefillResponses, plan.prefillMaxMs);
 
-  progress(`stored-responses: ${plan.streams} streams, ${targets.map((target) => `${target.engine} ${target.mode}`).join(' / ')}, ${plan.rounds} round(s)`);
-  const tallies = await interleave(targets, plan.rounds, (target) => load(target, plan.streams, plan.tokens, plan.timing));
+  progress(
+    `stored-responses: ${plan.streams} streams, ${targets.map((target) => `${target.engine} ${target.mode}`).join(' / ')}, ${plan.rounds} round(s)`,
+  );
+  const tallies = await interleave(targets, plan.rounds, (target) =>
+    load(target, plan.streams, plan.tokens, plan.timing),
+  );
   const rows: StoredResponsesRow[] = [];
   for (const [index, target] of targets.entries()) {
     rows.push({
@@ -174,15 +201,33 @@ async function load(target: ResponsesTarget, streams: number, tokens: number, ti
     if (window.contains(at)) deltas += 1;
   };
   const { call, close } = callFor(target, streams, tokens);
-  const run = await runClosedLoop(plan(streams, timing), () => send(target, call, onDelta), () => cpuSnapshot(target), window);
+  const run = await runClosedLoop(
+    plan(streams, timing),
+    () => send(target, call, onDelta),
+    () => cpuSnapshot(target),
+    window,
+  );
   close();
   const [before, after] = run.marks as [CpuSnapshot | undefined, CpuSnapshot | undefined];
   const cpu = before && after ? cpuBetween(before, after) : { clientCpuSeconds: 0, machineCpuSeconds: 0 };
-  return { windowMs: run.window.durationMs, units: deltas, tokens: deltas, requests: run.completedInWindow, failures: run.failures, ...cpu };
+  return {
+    windowMs: run.window.durationMs,
+    units: deltas,
+    tokens: deltas,
+    requests: run.completedInWindow,
+    failures: run.failures,
+    ...cpu,
+  };
 }
 
 /** `store: true` streams until `count` were kept or `maxMs` passed; returns how many were kept. */
-async function prefill(target: ResponsesTarget, streams: number, tokens: number, count: number, maxMs: number): Promise<number> {
+async function prefill(
+  target: ResponsesTarget,
+  streams: number,
+  tokens: number,
+  count: number,
+  maxMs: number,
+): Promise<number> {
   const deadline = performance.now() + maxMs;
   const { call, close } = callFor(target, streams, tokens);
   let started = 0;
@@ -219,17 +264,27 @@ async function isKept(responsesUrl: URL, id: string): Promise<boolean> {
 function callFor(target: ResponsesTarget, streams: number, tokens: number): { call: ChatCall; close: () => void } {
   const agent = keepAliveAgent(streams);
   const body = responsesBody(target.model, tokens, target.mode);
-  return { call: { url: target.responsesUrl, agent, body, timeoutMs: REQUEST_TIMEOUT_MS }, close: () => agent.destroy() };
+  return {
+    call: { url: target.responsesUrl, agent, body, timeoutMs: REQUEST_TIMEOUT_MS },
+    close: () => agent.destroy(),
+  };
 }
 
 /** measureResponseStoreMemory needs `--expose-gc` and a heap of its own: it runs in a child `node`. */
-async function measureStoreMemory(root: string, sizes: { responses: number; events: number }): Promise<ResponseStoreMemory | { error: string }> {
+async function measureStoreMemory(
+  root: string,
+  sizes: { responses: number; events: number },
+): Promise<ResponseStoreMemory | { error: string }> {
   const module = pathToFileURL(join(root, 'dist/apps/bench/response-store-memory.js')).href;
   const script =
     `const { measureResponseStoreMemory } = await import(${JSON.stringify(module)});\n` +
     `process.stdout.write(JSON.stringify(await measureResponseStoreMemory(${JSON.stringify(sizes)})));`;
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { cwd: root, timeout: 120_000 });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--expose-gc', '--input-type=module', '-e', script],
+      { cwd: root, timeout: 120_000 },
+    );
     return JSON.parse(stdout) as ResponseStoreMemory;
   } catch (error) {
     return { error: (error as Error).message.split('\n')[0] };

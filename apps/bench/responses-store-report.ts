@@ -18,7 +18,11 @@ export function storeOnOff(results: StoredResponsesResults): Array<{ engine: str
   return engines.map((engine) => {
     const off = results.rows.find((row) => row.engine === engine && row.mode === 'off');
     const on = results.rows.find((row) => row.engine === engine && row.mode === 'on');
-    return { engine, chunks: ratio(on?.chunksPerSecond, off?.chunksPerSecond), cpu: ratio(on?.cpu.gatewayMicrosPerUnit, off?.cpu.gatewayMicrosPerUnit) };
+    return {
+      engine,
+      chunks: ratio(on?.chunksPerSecond, off?.chunksPerSecond),
+      cpu: ratio(on?.cpu.gatewayMicrosPerUnit, off?.cpu.gatewayMicrosPerUnit),
+    };
   });
 }
 
@@ -42,7 +46,22 @@ export function renderStoredResponses(results: StoredResponsesResults, quick = f
     ];
   });
   const lines = [
-    renderTable(['engine', 'request', 'chunks/s', 'vs off', 'gw CPU µs/chunk', 'vs off', 'gw CPU', 'others CPU', 'responses', 'kept', 'errors'], rows),
+    renderTable(
+      [
+        'engine',
+        'request',
+        'chunks/s',
+        'vs off',
+        'gw CPU µs/chunk',
+        'vs off',
+        'gw CPU',
+        'others CPU',
+        'responses',
+        'kept',
+        'errors',
+      ],
+      rows,
+    ),
     `(store: false and store: true take turns on one gateway, responses.store: memory, which kept ${results.prefilled} responses before the first window ` +
       `(its bound: ${results.maxStoredResponses.toLocaleString('en-US')}) and ${results.kept.foreground} over the run` +
       (results.rows.some((row) => row.mode === 'background')
@@ -52,10 +71,15 @@ export function renderStoredResponses(results: StoredResponsesResults, quick = f
       'kept: whether GET /v1/responses/{id} found the last response after the rounds)',
   ];
   const budget = storeOnOff(results)
-    .map(({ engine, chunks, cpu }) => `${engine} ${times(chunks) ?? '-'} (CPU per chunk ${cpu === undefined ? '-' : `${cpu >= 1 ? '+' : ''}${((cpu - 1) * 100).toFixed(0)}%`})`)
+    .map(
+      ({ engine, chunks, cpu }) =>
+        `${engine} ${times(chunks) ?? '-'} (CPU per chunk ${cpu === undefined ? '-' : `${cpu >= 1 ? '+' : ''}${((cpu - 1) * 100).toFixed(0)}%`})`,
+    )
     .join(', ');
   const met = storeOnOff(results).every(({ chunks }) => chunks !== undefined && chunks >= STORE_ON_OFF_FLOOR);
-  lines.push(`store: true / store: false, chunks/s: ${budget}; budget: within 10% (>= ${STORE_ON_OFF_FLOOR}x): ${met ? 'met' : 'NOT met'}${quick ? ' (a --quick run: indicative only)' : ''}`);
+  lines.push(
+    `store: true / store: false, chunks/s: ${budget}; budget: within 10% (>= ${STORE_ON_OFF_FLOOR}x): ${met ? 'met' : 'NOT met'}${quick ? ' (a --quick run: indicative only)' : ''}`,
+  );
   const { memory } = results;
   lines.push(
     'error' in memory
@@ -67,7 +91,9 @@ export function renderStoredResponses(results: StoredResponsesResults, quick = f
   const mb = (bytes: number | undefined) => (bytes === undefined ? '-' : `${(bytes / MB).toFixed(0)} MB`);
   lines.push(
     `Gateway RSS, started → after the rounds: ${mb(rss.started.foreground)} → ${mb(rss.ended.foreground)}` +
-      (rss.ended.background === undefined ? '' : `; background: ${mb(rss.started.background)} → ${mb(rss.ended.background)}`),
+      (rss.ended.background === undefined
+        ? ''
+        : `; background: ${mb(rss.started.background)} → ${mb(rss.ended.background)}`),
   );
   return {
     title:

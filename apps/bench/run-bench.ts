@@ -7,7 +7,13 @@ import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults 
 import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
 import { runFailover } from './failover-scenario.js';
 import type { ChildServer } from './child-server.js';
-import { benchModels, gatewayConfig, MOCK_BEHAVIOUR_HEADER, PACED_TOKEN_INTERVAL_MS, UPSTREAM_WRITES } from './gateway-configs.js';
+import {
+  benchModels,
+  gatewayConfig,
+  MOCK_BEHAVIOUR_HEADER,
+  PACED_TOKEN_INTERVAL_MS,
+  UPSTREAM_WRITES,
+} from './gateway-configs.js';
 import { measureIdleStreams } from './idle-streams.js';
 import { runMultiTurn } from './multi-turn.js';
 import { startOtlpSink } from './otlp-sink.js';
@@ -43,12 +49,23 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     startedAt: new Date().toISOString(),
     profile: profile.name,
     durationMs: 0,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryBytes: totalmem(), node: process.version, platform: process.platform },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryBytes: totalmem(),
+      node: process.version,
+      platform: process.platform,
+    },
   };
   const stack = new BenchStack(root, profilerArgs(options));
   try {
     const mock = await stack.startMock();
-    const direct: BenchTarget = { label: DIRECT, chatUrl: chatUrlOf(mock.url), model: 'mock-model', upstreamPid: mock.pid };
+    const direct: BenchTarget = {
+      label: DIRECT,
+      chatUrl: chatUrlOf(mock.url),
+      model: 'mock-model',
+      upstreamPid: mock.pid,
+    };
     const models = benchModels(mock.url.toString());
     const via = (gateway: ChildServer, model: string, label: string): BenchTarget => ({
       label,
@@ -85,15 +102,34 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
         for (const writes of upstreamWrites) {
           // The mock's way of writing: a header for the proxies (they pass it on), a model of its own for the gateway.
           const { model, behaviour } = UPSTREAM_WRITES[writes];
-          const hint = Object.keys(behaviour).length > 0 ? { headers: { [MOCK_BEHAVIOUR_HEADER]: JSON.stringify(behaviour) } } : {};
+          const hint =
+            Object.keys(behaviour).length > 0
+              ? { headers: { [MOCK_BEHAVIOUR_HEADER]: JSON.stringify(behaviour) } }
+              : {};
           for (const streams of concurrencies) {
-            const targets = [{ ...direct, ...hint }, ...references.map((reference) => ({ ...reference, ...hint })), via(gateway, model, GANTRY_HTTP)];
+            const targets = [
+              { ...direct, ...hint },
+              ...references.map((reference) => ({ ...reference, ...hint })),
+              via(gateway, model, GANTRY_HTTP),
+            ];
             // The stub has no upstream: measured once.
             if (writes === upstreamWrites[0]) targets.push(stub);
-            progress(`throughput (upstream writes ${writes}): ${streams} stream(s), ${targets.map((target) => target.label).join(' / ')}, ${rounds} round(s)`);
-            const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
+            progress(
+              `throughput (upstream writes ${writes}): ${streams} stream(s), ${targets.map((target) => target.label).join(' / ')}, ${rounds} round(s)`,
+            );
+            const tallies = await interleave(targets, rounds, (target) =>
+              streamingRound(target, streams, tokens, timing),
+            );
             targets.forEach((target, index) =>
-              results.throughput!.push(streamingResult(target.label, streams, tokens, tallies[index], target.label === GANTRY_STUB ? undefined : writes)),
+              results.throughput!.push(
+                streamingResult(
+                  target.label,
+                  streams,
+                  tokens,
+                  tallies[index],
+                  target.label === GANTRY_STUB ? undefined : writes,
+                ),
+              ),
             );
           }
         }
@@ -111,14 +147,22 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
         const tallies = await interleave(targets, rounds, (target) =>
           latencyRound(target, streams, tokens, intervalMs, timing, samples[targets.indexOf(target)]),
         );
-        results.latency = targets.map((target, index) => latencyResult(target.label, { streams, tokens, intervalMs }, samples[index], tallies[index]));
+        results.latency = targets.map((target, index) =>
+          latencyResult(target.label, { streams, tokens, intervalMs }, samples[index], tallies[index]),
+        );
       }
       if (wants('non-streaming')) {
         const { concurrency, tokens, rounds, timing } = profile.nonStreaming;
         const targets = [direct, ...references, http, stub];
-        progress(`non-streaming: ${concurrency} concurrent, ${targets.map((target) => target.label).join(' / ')}, ${rounds} round(s)`);
-        const tallies = await interleave(targets, rounds, (target) => nonStreamingRound(target, concurrency, tokens, timing));
-        results.nonStreaming = targets.map((target, index) => nonStreamingResult(target.label, concurrency, tokens, tallies[index]));
+        progress(
+          `non-streaming: ${concurrency} concurrent, ${targets.map((target) => target.label).join(' / ')}, ${rounds} round(s)`,
+        );
+        const tallies = await interleave(targets, rounds, (target) =>
+          nonStreamingRound(target, concurrency, tokens, timing),
+        );
+        results.nonStreaming = targets.map((target, index) =>
+          nonStreamingResult(target.label, concurrency, tokens, tallies[index]),
+        );
       }
       await stack.stop(gateway);
       if (bareProxy) await stack.stop(bareProxy);
@@ -130,10 +174,18 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       const sink = await startOtlpSink();
       // Both gateways run at once (an idle one costs next to nothing), so that rounds alternate.
       const off = await stack.startGateway('observability-off', gatewayConfig({ models, observability: 'off' }));
-      const on = await stack.startGateway('observability-on', gatewayConfig({ models, observability: { otlpEndpoint: sink.url } }));
+      const on = await stack.startGateway(
+        'observability-on',
+        gatewayConfig({ models, observability: { otlpEndpoint: sink.url } }),
+      );
       const targetsOf = (gateway: ChildServer) =>
-        engines.map((engine) => (engine === 'http' ? via(gateway, 'mock', GANTRY_HTTP) : via(gateway, 'stub', GANTRY_STUB)));
-      await Promise.all([warmGateway(targetsOf(off), profile.gatewayWarmupMs, progress), warmGateway(targetsOf(on), profile.gatewayWarmupMs, progress)]);
+        engines.map((engine) =>
+          engine === 'http' ? via(gateway, 'mock', GANTRY_HTTP) : via(gateway, 'stub', GANTRY_STUB),
+        );
+      await Promise.all([
+        warmGateway(targetsOf(off), profile.gatewayWarmupMs, progress),
+        warmGateway(targetsOf(on), profile.gatewayWarmupMs, progress),
+      ]);
       progress(`observability: ${streams} streams, off / on, ${rounds} round(s)`);
       const targets = engines.flatMap((_, index) => [targetsOf(off)[index], targetsOf(on)[index]]);
       const tallies = await interleave(targets, rounds, (target) => streamingRound(target, streams, tokens, timing));
@@ -149,7 +201,13 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     }
 
     if (wants('stored-responses')) {
-      results.storedResponses = await runStoredResponses(stack, { models, mockPid: mock.pid }, profile.storedResponses, profile.gatewayWarmupMs, progress);
+      results.storedResponses = await runStoredResponses(
+        stack,
+        { models, mockPid: mock.pid },
+        profile.storedResponses,
+        profile.gatewayWarmupMs,
+        progress,
+      );
     }
 
     if (wants('idle')) {
@@ -158,7 +216,10 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
         // A fresh mock and gateway per engine: memory is measured from a clean baseline.
         const upstream = engine === 'http' ? await stack.startMock() : undefined;
         const idleModels = upstream ? benchModels(upstream.url.toString()) : models;
-        const gateway = await stack.startGateway(`idle-${engine}`, gatewayConfig({ models: idleModels, keepaliveMs: profile.idle.keepaliveMs }));
+        const gateway = await stack.startGateway(
+          `idle-${engine}`,
+          gatewayConfig({ models: idleModels, keepaliveMs: profile.idle.keepaliveMs }),
+        );
         const target: BenchTarget = {
           label: engine === 'http' ? GANTRY_HTTP : GANTRY_STUB,
           chatUrl: chatUrlOf(gateway.url),
@@ -197,7 +258,9 @@ async function warmGateway(targets: BenchTarget[], durationMs: number, progress:
 function profilerArgs(options: BenchOptions): string[] {
   if (options.profileGateways === undefined) return [];
   const dir = resolve(options.outDir, 'profiles');
-  return options.profileGateways === 'cpu' ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : ['--heap-prof', `--heap-prof-dir=${dir}`];
+  return options.profileGateways === 'cpu'
+    ? ['--cpu-prof', `--cpu-prof-dir=${dir}`]
+    : ['--heap-prof', `--heap-prof-dir=${dir}`];
 }
 
 const LLAMA_MODEL = 'tiny (random weights, 2 layers, 64 dims; CPU, 1 thread)';
@@ -208,12 +271,26 @@ async function runLlama(stack: BenchStack, options: BenchOptions, progress: Prog
   let gateway: ChildServer;
   try {
     await promisify(execFile)(process.execPath, ['dist/scripts/make-tiny-gguf.js', modelPath], { cwd: stack.root });
-    const model = { name: 'tiny', engine: 'llama', modelPath, threads: 1, gpu: false, sequences: Math.max(...concurrencies), contextSize: 1024 };
+    const model = {
+      name: 'tiny',
+      engine: 'llama',
+      modelPath,
+      threads: 1,
+      gpu: false,
+      sequences: Math.max(...concurrencies),
+      contextSize: 1024,
+    };
     gateway = await stack.startGateway('llama', gatewayConfig({ models: [model] }));
   } catch (error) {
     return { available: false, reason: (error as Error).message.split('\n')[0] };
   }
-  const target: BenchTarget = { label: 'gantry llama', chatUrl: chatUrlOf(gateway.url), model: 'tiny', promptWords: 8, gatewayPid: gateway.pid };
+  const target: BenchTarget = {
+    label: 'gantry llama',
+    chatUrl: chatUrlOf(gateway.url),
+    model: 'tiny',
+    promptWords: 8,
+    gatewayPid: gateway.pid,
+  };
   const results = [];
   for (const streams of concurrencies) {
     progress(`llama: ${streams} stream(s), up to ${maxTokens} tokens each`);

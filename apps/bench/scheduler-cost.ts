@@ -22,12 +22,24 @@ const cpuMicros = () => {
  * times, admits the next one, settles it with its reported usage and puts a newcomer in line:
  * the scheduler's own cost per request, without HTTP.
  */
-export function measureSchedulerCost(order: QueueOrder, waiting: number, tenants: number, operations: number): SchedulerCost {
+export function measureSchedulerCost(
+  order: QueueOrder,
+  waiting: number,
+  tenants: number,
+  operations: number,
+): SchedulerCost {
   const queue = new FairQueue(order);
   let made = 0;
   const entry = (): FairEntry => {
     made += 1;
-    const claim: AdmissionClaim = { tenant: `tenant-${made % tenants}`, weight: 1 + (made % 3), priority: 0, background: false, promptTokens: 100 + (made % 50), maxTokens: 256 };
+    const claim: AdmissionClaim = {
+      tenant: `tenant-${made % tenants}`,
+      weight: 1 + (made % 3),
+      priority: 0,
+      background: false,
+      promptTokens: 100 + (made % 50),
+      maxTokens: 256,
+    };
     return { claim };
   };
   const cycle = () => {

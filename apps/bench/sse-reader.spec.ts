@@ -5,7 +5,10 @@ import { SseReader, type SseMessage } from './sse-reader.js';
 function read(pieces: string[]): { messages: SseMessage[]; comments: string[] } {
   const messages: SseMessage[] = [];
   const comments: string[] = [];
-  const reader = new SseReader((message) => messages.push(message), (comment) => comments.push(comment));
+  const reader = new SseReader(
+    (message) => messages.push(message),
+    (comment) => comments.push(comment),
+  );
   for (const piece of pieces) reader.feed(piece);
   return { messages, comments };
 }
@@ -39,24 +42,34 @@ describe('SseReader', () => {
 });
 
 describe('classifyChatData', () => {
-  const chunk = (choice: string) => `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[${choice}]}`;
+  const chunk = (choice: string) =>
+    `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[${choice}]}`;
 
   it('tells tokens, heartbeats, the end and errors apart', () => {
-    expect(classifyChatData(chunk('{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}'))).toBe('token');
-    expect(classifyChatData(chunk('{"index":0,"delta":{"reasoning_content":"hm"},"finish_reason":null}'))).toBe('token');
+    expect(
+      classifyChatData(chunk('{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}')),
+    ).toBe('token');
+    expect(classifyChatData(chunk('{"index":0,"delta":{"reasoning_content":"hm"},"finish_reason":null}'))).toBe(
+      'token',
+    );
     expect(classifyChatData(chunk('{"index":0,"delta":{},"finish_reason":null}'))).toBe('heartbeat');
     expect(classifyChatData('[DONE]')).toBe('done');
     expect(classifyChatData('{"error":{"message":"boom","type":"server_error"}}')).toBe('error');
   });
 
   it('counts the role, finish and usage chunks as other frames', () => {
-    expect(classifyChatData(chunk('{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}'))).toBe('other');
+    expect(
+      classifyChatData(
+        chunk('{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}'),
+      ),
+    ).toBe('other');
     expect(classifyChatData(chunk('{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}'))).toBe('other');
     expect(classifyChatData(chunk('{"index":0,"delta":{"content":""},"finish_reason":"length"}'))).toBe('other');
   });
 
   it('reads completion tokens from the usage chunk only', () => {
-    const usage = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":256,"total_tokens":259}}';
+    const usage =
+      '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":256,"total_tokens":259}}';
     expect(completionTokensOf(usage)).toBe(256);
     expect(completionTokensOf(chunk('{"index":0,"delta":{"content":"x"}}'))).toBeUndefined();
   });

@@ -2,7 +2,15 @@ import type { BenchTarget } from './bench-stack.js';
 import { keepAliveAgent, postChat, streamChat, type ChatCall } from './chat-client.js';
 import { MeasureWindow, runClosedLoop, type ClosedLoopPlan, type ClosedLoopResult } from './closed-loop.js';
 import { chatBody, type UpstreamWrites } from './gateway-configs.js';
-import { addTallies, cpuBetween, cpuCostOf, cpuSnapshot, type CpuCost, type CpuSnapshot, type Tally } from './load-tally.js';
+import {
+  addTallies,
+  cpuBetween,
+  cpuCostOf,
+  cpuSnapshot,
+  type CpuCost,
+  type CpuSnapshot,
+  type Tally,
+} from './load-tally.js';
 import { Samples, type SampleSummary } from './samples.js';
 
 export interface LoadTiming {
@@ -25,7 +33,12 @@ export async function warmUp(target: BenchTarget, streams: number, tokens: numbe
 }
 
 /** One window of streaming load: chunks and tokens received by `streams` closed-loop clients. */
-export async function streamingRound(target: BenchTarget, streams: number, tokens: number, timing: LoadTiming): Promise<Tally> {
+export async function streamingRound(
+  target: BenchTarget,
+  streams: number,
+  tokens: number,
+  timing: LoadTiming,
+): Promise<Tally> {
   const window = new MeasureWindow();
   let chunks = 0;
   let tokenFrames = 0;
@@ -63,7 +76,13 @@ export interface StreamingResult {
   failures: Record<string, number>;
 }
 
-export function streamingResult(target: string, streams: number, tokens: number, rounds: readonly Tally[], upstreamWrites?: UpstreamWrites): StreamingResult {
+export function streamingResult(
+  target: string,
+  streams: number,
+  tokens: number,
+  rounds: readonly Tally[],
+  upstreamWrites?: UpstreamWrites,
+): StreamingResult {
   const sum = addTallies(rounds);
   const seconds = sum.windowMs / 1000;
   return {
@@ -81,7 +100,12 @@ export function streamingResult(target: string, streams: number, tokens: number,
 }
 
 /** Streaming throughput in one window. */
-export async function measureStreaming(target: BenchTarget, streams: number, tokens: number, timing: LoadTiming): Promise<StreamingResult> {
+export async function measureStreaming(
+  target: BenchTarget,
+  streams: number,
+  tokens: number,
+  timing: LoadTiming,
+): Promise<StreamingResult> {
   return streamingResult(target.label, streams, tokens, [await streamingRound(target, streams, tokens, timing)]);
 }
 
@@ -167,9 +191,18 @@ export function latencyResult(
 }
 
 /** One window of non-streaming load with `concurrency` closed-loop clients. */
-export async function nonStreamingRound(target: BenchTarget, concurrency: number, tokens: number, timing: LoadTiming): Promise<Tally> {
+export async function nonStreamingRound(
+  target: BenchTarget,
+  concurrency: number,
+  tokens: number,
+  timing: LoadTiming,
+): Promise<Tally> {
   const { call, close } = callFor(target, concurrency, chatBody(target.model, tokens, false, target.promptWords));
-  const run = await runClosedLoop(plan(concurrency, timing), () => postChat(call), () => cpuSnapshot(target));
+  const run = await runClosedLoop(
+    plan(concurrency, timing),
+    () => postChat(call),
+    () => cpuSnapshot(target),
+  );
   close();
   return tallyOf(run, run.completedInWindow, 0);
 }
@@ -185,7 +218,12 @@ export interface NonStreamingResult {
   failures: Record<string, number>;
 }
 
-export function nonStreamingResult(target: string, concurrency: number, tokens: number, rounds: readonly Tally[]): NonStreamingResult {
+export function nonStreamingResult(
+  target: string,
+  concurrency: number,
+  tokens: number,
+  rounds: readonly Tally[],
+): NonStreamingResult {
   const sum = addTallies(rounds);
   return {
     target,
@@ -200,7 +238,14 @@ export function nonStreamingResult(target: string, concurrency: number, tokens: 
 
 function tallyOf(run: ClosedLoopResult, units: number, tokens: number): Tally {
   const [before, after] = run.marks as [CpuSnapshot, CpuSnapshot];
-  return { windowMs: run.window.durationMs, units, tokens, requests: run.completedInWindow, failures: run.failures, ...cpuBetween(before, after) };
+  return {
+    windowMs: run.window.durationMs,
+    units,
+    tokens,
+    requests: run.completedInWindow,
+    failures: run.failures,
+    ...cpuBetween(before, after),
+  };
 }
 
 /** A closed-loop plan for `concurrency` clients with this timing. */
@@ -219,5 +264,8 @@ export function plan(concurrency: number, timing: LoadTiming): ClosedLoopPlan {
 /** A request to `target` and a keep-alive agent of `concurrency` sockets for it; `close` destroys the agent. */
 export function callFor(target: BenchTarget, concurrency: number, body: string): { call: ChatCall; close: () => void } {
   const agent = keepAliveAgent(concurrency);
-  return { call: { url: target.chatUrl, agent, body, headers: target.headers, timeoutMs: REQUEST_TIMEOUT_MS }, close: () => agent.destroy() };
+  return {
+    call: { url: target.chatUrl, agent, body, headers: target.headers, timeoutMs: REQUEST_TIMEOUT_MS },
+    close: () => agent.destroy(),
+  };
 }

@@ -5,7 +5,12 @@ import { renderReport } from './report.js';
 import type { StreamingResult } from './streaming-load.js';
 import { checkTargets } from './targets.js';
 
-const streaming = (target: string, chunksPerSecond: number, gatewayMicrosPerUnit?: number, upstreamWrites?: UpstreamWrites): StreamingResult => ({
+const streaming = (
+  target: string,
+  chunksPerSecond: number,
+  gatewayMicrosPerUnit?: number,
+  upstreamWrites?: UpstreamWrites,
+): StreamingResult => ({
   target,
   ...(upstreamWrites ? { upstreamWrites } : {}),
   streams: 64,
@@ -26,12 +31,48 @@ const results: BenchResults = {
   machine: { cpus: 2, cpuModel: 'test CPU', memoryBytes: 1, node: 'v20', platform: 'linux' },
   throughput: [streaming(DIRECT, 100_000), streaming(GANTRY_HTTP, 80_000, 9.5), streaming(GANTRY_STUB, 150_000, 4)],
   latency: [
-    { target: DIRECT, streams: 64, tokensPerStream: 64, tokenIntervalMs: 10, rounds: 1, ttft: summary(2, 5), interChunk: summary(10, 11), cpu: {}, failures: {} },
-    { target: GANTRY_HTTP, streams: 64, tokensPerStream: 64, tokenIntervalMs: 10, rounds: 1, ttft: summary(3.5, 9), interChunk: summary(10, 12.5), cpu: {}, failures: {} },
+    {
+      target: DIRECT,
+      streams: 64,
+      tokensPerStream: 64,
+      tokenIntervalMs: 10,
+      rounds: 1,
+      ttft: summary(2, 5),
+      interChunk: summary(10, 11),
+      cpu: {},
+      failures: {},
+    },
+    {
+      target: GANTRY_HTTP,
+      streams: 64,
+      tokensPerStream: 64,
+      tokenIntervalMs: 10,
+      rounds: 1,
+      ttft: summary(3.5, 9),
+      interChunk: summary(10, 12.5),
+      cpu: {},
+      failures: {},
+    },
   ],
   nonStreaming: [
-    { target: DIRECT, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 10_000, cpu: {}, failures: {} },
-    { target: GANTRY_HTTP, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 6_500, cpu: { gatewayMicrosPerUnit: 120 }, failures: {} },
+    {
+      target: DIRECT,
+      concurrency: 64,
+      tokensPerAnswer: 16,
+      rounds: 1,
+      requestsPerSecond: 10_000,
+      cpu: {},
+      failures: {},
+    },
+    {
+      target: GANTRY_HTTP,
+      concurrency: 64,
+      tokensPerAnswer: 16,
+      rounds: 1,
+      requestsPerSecond: 6_500,
+      cpu: { gatewayMicrosPerUnit: 120 },
+      failures: {},
+    },
   ],
   idle: [
     {
@@ -71,7 +112,16 @@ describe('mid-stream failover figures', () => {
   const failover = (failures: Record<string, number>, wrongAnswers: number): BenchResults => ({
     ...results,
     failover: {
-      plan: { replicas: 3, streams: 32, tokens: 100, tokenIntervalMs: 10, warmupMs: 2000, durationMs: 30_000, killEveryMs: 3000, downMs: 1000 },
+      plan: {
+        replicas: 3,
+        streams: 32,
+        tokens: 100,
+        tokenIntervalMs: 10,
+        warmupMs: 2000,
+        durationMs: 30_000,
+        killEveryMs: 3000,
+        downMs: 1000,
+      },
       kills: 10,
       started: 325,
       completed: 325 - Object.values(failures).reduce((sum, count) => sum + count, 0),
@@ -83,7 +133,8 @@ describe('mid-stream failover figures', () => {
       tokenGap: summary(10, 30),
     },
   });
-  const target = (run: BenchResults) => checkTargets(run).find((check) => check.name.startsWith('streams that saw an error'));
+  const target = (run: BenchResults) =>
+    checkTargets(run).find((check) => check.name.startsWith('streams that saw an error'));
 
   it('meets its target only when no stream saw an error and every answer was whole', () => {
     expect(target(failover({}, 0))).toMatchObject({ measured: '0', met: true });
@@ -94,7 +145,20 @@ describe('mid-stream failover figures', () => {
   it('prints one row: kills, streams, errors, resumes and the gap at a resume beside the others', () => {
     const report = renderReport(failover({ 'in-band error frame': 2 }, 0), []);
     const row = report.split('\n').find((line) => line.trimStart().startsWith('10  '));
-    expect(row?.trim().split(/ {2,}/)).toEqual(['10', '325', '323', '2', '0', '135', '0', '40', '120', '120', '10', '30']);
+    expect(row?.trim().split(/ {2,}/)).toEqual([
+      '10',
+      '325',
+      '323',
+      '2',
+      '0',
+      '135',
+      '0',
+      '40',
+      '120',
+      '120',
+      '10',
+      '30',
+    ]);
     expect(report).toContain('errors: in-band error frame 2');
   });
 });
@@ -106,16 +170,43 @@ describe('renderReport', () => {
       throughput: [...results.throughput!, streaming(BARE_PROXY, 90_000, 5)],
       nonStreaming: [
         ...results.nonStreaming!,
-        { target: BARE_PROXY, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 8_000, cpu: { gatewayMicrosPerUnit: 90 }, failures: {} },
+        {
+          target: BARE_PROXY,
+          concurrency: 64,
+          tokensPerAnswer: 16,
+          rounds: 1,
+          requestsPerSecond: 8_000,
+          cpu: { gatewayMicrosPerUnit: 90 },
+          failures: {},
+        },
       ],
     };
     const checks = checkTargets(withBare);
     expect(checks.filter((check) => !check.name.includes('vs bare proxy'))).toEqual(checkTargets(results));
     const report = renderReport(withBare, checks);
     const lines = report.split('\n');
-    expect(lines.find((line) => line.includes('  bare proxy  '))?.trim().split(/ {2,}/)).toEqual(['-', '64', 'bare proxy', '90,000', '89,100', '0.90x', '5', '-', '90%', '0']);
-    expect(lines.find((line) => line.startsWith('bare proxy'))?.split(/ {2,}/)).toEqual(['bare proxy', '8,000', '0.80x', '90', '-', '0']);
-    expect(lines.find((line) => line.startsWith('gantry http') && line.includes('6,500'))?.split(/ {2,}/)).toEqual(['gantry http', '6,500', '0.65x', '120', '1.33x', '0']);
+    expect(
+      lines
+        .find((line) => line.includes('  bare proxy  '))
+        ?.trim()
+        .split(/ {2,}/),
+    ).toEqual(['-', '64', 'bare proxy', '90,000', '89,100', '0.90x', '5', '-', '90%', '0']);
+    expect(lines.find((line) => line.startsWith('bare proxy'))?.split(/ {2,}/)).toEqual([
+      'bare proxy',
+      '8,000',
+      '0.80x',
+      '90',
+      '-',
+      '0',
+    ]);
+    expect(lines.find((line) => line.startsWith('gantry http') && line.includes('6,500'))?.split(/ {2,}/)).toEqual([
+      'gantry http',
+      '6,500',
+      '0.65x',
+      '120',
+      '1.33x',
+      '0',
+    ]);
     expect(report.match(/\(bare proxy: Fastify \+ undici forwarding/g)).toHaveLength(2);
     expect(renderReport(results, checkTargets(results))).not.toContain('bare proxy');
   });
@@ -134,14 +225,26 @@ describe('renderReport', () => {
       ],
       nonStreaming: [
         ...results.nonStreaming!,
-        { target: BARE_PROXY, concurrency: 64, tokensPerAnswer: 16, rounds: 1, requestsPerSecond: 8_000, cpu: { gatewayMicrosPerUnit: 90 }, failures: {} },
+        {
+          target: BARE_PROXY,
+          concurrency: 64,
+          tokensPerAnswer: 16,
+          rounds: 1,
+          requestsPerSecond: 8_000,
+          cpu: { gatewayMicrosPerUnit: 90 },
+          failures: {},
+        },
       ],
     };
     const checks = checkTargets(run);
     const byName = (part: string) => checks.find((check) => check.name.includes(part));
     expect(byName('one chunk per token')).toMatchObject({ goal: '<= 1.15x', measured: '1.20x', met: false });
     expect(byName('writing in bursts')).toMatchObject({ goal: '<= 1.3x', measured: '1.25x', met: true });
-    expect(byName('non-streaming request vs bare proxy')).toMatchObject({ goal: '<= 1.5x', measured: '1.33x', met: true });
+    expect(byName('non-streaming request vs bare proxy')).toMatchObject({
+      goal: '<= 1.5x',
+      measured: '1.33x',
+      met: true,
+    });
     expect(byName('streaming chunks/s')).toMatchObject({ measured: '0.80x' });
     const lines = renderReport(run, checks).split('\n');
     expect(lines.find((line) => line.startsWith('per token') && line.includes('gantry http'))?.split(/ {2,}/)).toEqual([
@@ -166,11 +269,40 @@ describe('renderReport', () => {
         .split('\n')
         .find((line) => line.startsWith(start))
         ?.split(/ {2,}/);
-    expect(report).toContain('Streaming throughput (256 tokens per stream, no delay between tokens; the mock writes its chunks in bursts, or one per write)');
+    expect(report).toContain(
+      'Streaming throughput (256 tokens per stream, no delay between tokens; the mock writes its chunks in bursts, or one per write)',
+    );
     const httpRow = report.split('\n').find((line) => line.includes('gantry http') && line.includes('80,000'));
-    expect(httpRow?.trim().split(/ {2,}/)).toEqual(['-', '64', 'gantry http', '80,000', '79,200', '0.80x', '9.5', '-', '90%', '0']);
-    expect(cells('gantry http', 'Latency')).toEqual(['gantry http', '3.5', '9', '+1.50', '10', '12.5', '+1.50', '100', '100', '0']);
-    expect(cells('added time to first token p50')).toEqual(['added time to first token p50, 64 streams', '< 1 ms', '1.50 ms', 'NO']);
+    expect(httpRow?.trim().split(/ {2,}/)).toEqual([
+      '-',
+      '64',
+      'gantry http',
+      '80,000',
+      '79,200',
+      '0.80x',
+      '9.5',
+      '-',
+      '90%',
+      '0',
+    ]);
+    expect(cells('gantry http', 'Latency')).toEqual([
+      'gantry http',
+      '3.5',
+      '9',
+      '+1.50',
+      '10',
+      '12.5',
+      '+1.50',
+      '100',
+      '100',
+      '0',
+    ]);
+    expect(cells('added time to first token p50')).toEqual([
+      'added time to first token p50, 64 streams',
+      '< 1 ms',
+      '1.50 ms',
+      'NO',
+    ]);
     expect(report).not.toContain('indicative');
   });
 });

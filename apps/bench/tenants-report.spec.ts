@@ -6,7 +6,12 @@ import { renderTenants, tenantRatios } from './tenants-report.js';
 import type { TenantsResults } from './tenants-scenario.js';
 
 const summary = (mean: number, p99: number) => ({ count: 20, mean, p50: mean, p90: p99, p99, max: p99 });
-const tenant = (mean: number, requests = 20) => ({ requests, firstToken: summary(mean - 40, mean + 60), latency: summary(mean, mean + 100), gatewayQueueMs: mean - 45 });
+const tenant = (mean: number, requests = 20) => ({
+  requests,
+  firstToken: summary(mean - 40, mean + 60),
+  latency: summary(mean, mean + 100),
+  gatewayQueueMs: mean - 45,
+});
 
 const tenants: TenantsResults = {
   plan: QUICK_PROFILE.tenants,
@@ -34,7 +39,13 @@ describe('the tenants scenario in the report', () => {
   });
 
   it('judges the fair target (within 2x alone) and reports the rest', () => {
-    const checks = checkTargets({ startedAt: '', profile: 'quick', durationMs: 1, machine: { cpus: 2, cpuModel: '', memoryBytes: 1, node: '', platform: '' }, tenants } as BenchResults);
+    const checks = checkTargets({
+      startedAt: '',
+      profile: 'quick',
+      durationMs: 1,
+      machine: { cpus: 2, cpuModel: '', memoryBytes: 1, node: '', platform: '' },
+      tenants,
+    } as BenchResults);
     expect(checks.map((check) => [check.name, check.measured, check.met])).toEqual([
       ["quiet tenant mean latency under FIFO, vs the noisy tenant's", '0.91x', undefined],
       ['quiet tenant mean latency under a noisy one, fair queueing, vs alone', '1.80x', true],

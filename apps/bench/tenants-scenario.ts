@@ -65,7 +65,11 @@ function contendedModels(plan: TenantsPlan) {
  * wait against its unloaded latency and against the noisy tenant's; then the scheduler's own
  * cost per request with 10,000 waiting.
  */
-export async function runTenants(stack: BenchStack, plan: TenantsPlan, progress: (line: string) => void): Promise<TenantsResults> {
+export async function runTenants(
+  stack: BenchStack,
+  plan: TenantsPlan,
+  progress: (line: string) => void,
+): Promise<TenantsResults> {
   const config = {
     ...gatewayConfig({ models: contendedModels(plan) }),
     auth: { apiKeys: (Object.keys(KEYS) as Tenant[]).map((name) => ({ name, key: KEYS[name] })) },
@@ -80,29 +84,50 @@ export async function runTenants(stack: BenchStack, plan: TenantsPlan, progress:
   try {
     progress(`tenants: the quiet tenant alone, ${plan.unloadedRequests} requests`);
     const alone = { firstToken: new Samples(), latency: new Samples() };
-    const { call, close } = callFor(target('contended-fair', 'quiet'), 1, chatBody('contended-fair', plan.tokens, true));
+    const { call, close } = callFor(
+      target('contended-fair', 'quiet'),
+      1,
+      chatBody('contended-fair', plan.tokens, true),
+    );
     // The first few warm the connection and the code up: not kept.
     for (let index = 0; index < plan.unloadedRequests + 3; index += 1) await timed(call, alone, () => index >= 3, {});
     close();
     const rows: TenantsRow[] = [];
     for (const order of ['fifo', 'fair'] as const) {
-      progress(`tenants: ${plan.noisyStreams} noisy streams and a quiet client, ${order}, ${plan.timing.measureMs / 1000} s`);
+      progress(
+        `tenants: ${plan.noisyStreams} noisy streams and a quiet client, ${order}, ${plan.timing.measureMs / 1000} s`,
+      );
       rows.push(await measureOrder(gateway, order, (tenant) => target(`contended-${order}`, tenant), plan));
     }
     progress(`tenants: the scheduler alone, ${plan.scheduler.waiting} waiting`);
     const { waiting, tenants, operations } = plan.scheduler;
-    const scheduler = (['fifo', 'fair'] as const).map((order) => measureSchedulerCost(order, waiting, tenants, operations));
-    return { plan, unloaded: { firstToken: alone.firstToken.summary(), latency: alone.latency.summary() }, rows, scheduler };
+    const scheduler = (['fifo', 'fair'] as const).map((order) =>
+      measureSchedulerCost(order, waiting, tenants, operations),
+    );
+    return {
+      plan,
+      unloaded: { firstToken: alone.firstToken.summary(), latency: alone.latency.summary() },
+      rows,
+      scheduler,
+    };
   } finally {
     await stack.stop(gateway);
   }
 }
 
-async function measureOrder(gateway: ChildServer, order: 'fifo' | 'fair', targetOf: (tenant: Tenant) => BenchTarget, plan: TenantsPlan): Promise<TenantsRow> {
+async function measureOrder(
+  gateway: ChildServer,
+  order: 'fifo' | 'fair',
+  targetOf: (tenant: Tenant) => BenchTarget,
+  plan: TenantsPlan,
+): Promise<TenantsRow> {
   const model = `contended-${order}`;
   const body = chatBody(model, plan.tokens, true);
   const window = new MeasureWindow();
-  const samples = { quiet: { firstToken: new Samples(), latency: new Samples() }, noisy: { firstToken: new Samples(), latency: new Samples() } };
+  const samples = {
+    quiet: { firstToken: new Samples(), latency: new Samples() },
+    noisy: { firstToken: new Samples(), latency: new Samples() },
+  };
   const failures: Record<string, number> = {};
   const noisy = callFor(targetOf('noisy'), plan.noisyStreams, body);
   const quiet = callFor(targetOf('quiet'), 1, body);
@@ -118,7 +143,10 @@ async function measureOrder(gateway: ChildServer, order: 'fifo' | 'fair', target
   await runClosedLoop(
     closedLoopPlan(plan.noisyStreams, plan.timing),
     () => timedHandle(noisy.call, samples.noisy, counted, failures),
-    (edge) => void queueTotals(gateway, model).then((totals) => (edge === 'start' ? (queueBefore = totals) : (queueAfter = totals))),
+    (edge) =>
+      void queueTotals(gateway, model).then((totals) =>
+        edge === 'start' ? (queueBefore = totals) : (queueAfter = totals),
+      ),
     window,
   );
   await quietLoop;
@@ -134,10 +162,17 @@ async function measureOrder(gateway: ChildServer, order: 'fifo' | 'fair', target
 }
 
 /** Sends one request; records its time to the first token and to the end when `keep(sentAt)` says so. */
-function timedHandle(call: ChatCall, into: { firstToken: Samples; latency: Samples }, keep: (at: number) => boolean, failures: Record<string, number>) {
+function timedHandle(
+  call: ChatCall,
+  into: { firstToken: Samples; latency: Samples },
+  keep: (at: number) => boolean,
+  failures: Record<string, number>,
+) {
   const sent = performance.now();
   let firstToken: number | undefined;
-  const handle = streamChat(call, { onFrame: (kind, at) => kind === 'token' && firstToken === undefined && (firstToken = at) });
+  const handle = streamChat(call, {
+    onFrame: (kind, at) => kind === 'token' && firstToken === undefined && (firstToken = at),
+  });
   void handle.done.then((outcome) => {
     if (outcome.kind === 'failed') failures[outcome.reason] = (failures[outcome.reason] ?? 0) + 1;
     if (outcome.kind !== 'completed' || firstToken === undefined || !keep(sent)) return;
@@ -147,7 +182,12 @@ function timedHandle(call: ChatCall, into: { firstToken: Samples; latency: Sampl
   return handle;
 }
 
-async function timed(call: ChatCall, into: { firstToken: Samples; latency: Samples }, keep: (at: number) => boolean, failures: Record<string, number>): Promise<void> {
+async function timed(
+  call: ChatCall,
+  into: { firstToken: Samples; latency: Samples },
+  keep: (at: number) => boolean,
+  failures: Record<string, number>,
+): Promise<void> {
   await timedHandle(call, into, keep, failures).done;
 }
 
@@ -160,7 +200,11 @@ interface QueueTotals {
 async function queueTotals(gateway: ChildServer, model: string): Promise<Record<Tenant, QueueTotals>> {
   const text = await (await fetch(new URL('/metrics', gateway.url))).text();
   const read = (tenant: Tenant, suffix: 'sum' | 'count') => {
-    const line = text.split('\n').find((candidate) => candidate.startsWith(`gantry_tenant_queue_time_seconds_${suffix}{tenant="${tenant}",model="${model}"}`));
+    const line = text
+      .split('\n')
+      .find((candidate) =>
+        candidate.startsWith(`gantry_tenant_queue_time_seconds_${suffix}{tenant="${tenant}",model="${model}"}`),
+      );
     return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
   };
   return {

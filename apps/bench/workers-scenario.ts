@@ -135,17 +135,29 @@ interface WindowTally {
  * Streamed Responses kept or not, in one process and through the primary, give what the
  * instance's memory store costs per request.
  */
-export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, progress: (line: string) => void): Promise<WorkersResults> {
+export async function runWorkers(
+  stack: BenchStack,
+  workersPlan: WorkersPlan,
+  progress: (line: string) => void,
+): Promise<WorkersResults> {
   const mock = await stack.startMock([], 'mock-workers');
   const models = [...benchModels(mock.url.toString()), COORDINATED_MODEL];
   const groups: ProcessGroup[] = [];
   for (const workers of workersPlan.counts) {
     const config = gatewayConfig({ models });
     // The default response store (memory): with workers, the primary's.
-    const server = await stack.startGateway(`workers-${workers}`, { ...config, server: { ...(config.server as object), workers } });
+    const server = await stack.startGateway(`workers-${workers}`, {
+      ...config,
+      server: { ...(config.server as object), workers },
+    });
     groups.push(await processGroupOf(server, workers));
   }
-  const target = (group: ProcessGroup, model: string): BenchTarget => ({ label: `${group.workers} worker(s)`, chatUrl: chatUrlOf(group.server.url), model, upstreamPid: mock.pid });
+  const target = (group: ProcessGroup, model: string): BenchTarget => ({
+    label: `${group.workers} worker(s)`,
+    chatUrl: chatUrlOf(group.server.url),
+    model,
+    upstreamPid: mock.pid,
+  });
 
   for (const group of groups) {
     progress(`workers: warming up the gateway of ${group.workers} worker(s)`);
@@ -155,11 +167,22 @@ export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, pr
 
   const streaming: WorkersStreamingRow[] = [];
   const saturated = workersPlan.saturated;
-  progress(`workers: saturated streaming, ${saturated.streams} streams, ${groups.map((group) => group.workers).join(' / ')} worker(s), ${saturated.rounds} round(s)`);
-  const busy = await interleave(groups, saturated.rounds, (group) =>
-    measureRound(group, target(group, 'mock'), saturated.streams, chatBody('mock', saturated.tokens, true), saturated.timing, 'chat-stream'),
+  progress(
+    `workers: saturated streaming, ${saturated.streams} streams, ${groups.map((group) => group.workers).join(' / ')} worker(s), ${saturated.rounds} round(s)`,
   );
-  groups.forEach((group, index) => streaming.push(streamingRow('saturated', saturated.streams, group, addWindows(busy[index]))));
+  const busy = await interleave(groups, saturated.rounds, (group) =>
+    measureRound(
+      group,
+      target(group, 'mock'),
+      saturated.streams,
+      chatBody('mock', saturated.tokens, true),
+      saturated.timing,
+      'chat-stream',
+    ),
+  );
+  groups.forEach((group, index) =>
+    streaming.push(streamingRow('saturated', saturated.streams, group, addWindows(busy[index]))),
+  );
   const paced = workersPlan.paced;
   // The control: one-process gateways side by side, as many as the most workers, each with the
   // streams of one worker. What they cost more per chunk than one alone is the machine (busy
@@ -167,46 +190,95 @@ export async function runWorkers(stack: BenchStack, workersPlan: WorkersPlan, pr
   const most = groups.at(-1)!;
   const singles = [groups[0]];
   for (let index = 1; index < most.workers; index += 1) {
-    singles.push(await processGroupOf(await stack.startGateway(`workers-1-${index + 1}`, gatewayConfig({ models })), 1));
+    singles.push(
+      await processGroupOf(await stack.startGateway(`workers-1-${index + 1}`, gatewayConfig({ models })), 1),
+    );
   }
   for (const single of singles.slice(1)) await warmUp(target(single, 'mock'), 16, 256, workersPlan.warmupMs);
-  const sideBySide: ProcessGroup = { workers: singles.length, server: singles[0].server, workerPids: singles.flatMap((single) => single.workerPids) };
+  const sideBySide: ProcessGroup = {
+    workers: singles.length,
+    server: singles[0].server,
+    workerPids: singles.flatMap((single) => single.workerPids),
+  };
   const pacedTargets = [...groups, sideBySide];
-  progress(`workers: paced streaming, ${paced.streamsPerWorker} streams per worker (and per process side by side), ${paced.rounds} round(s)`);
+  progress(
+    `workers: paced streaming, ${paced.streamsPerWorker} streams per worker (and per process side by side), ${paced.rounds} round(s)`,
+  );
   const calm = await interleave(pacedTargets, paced.rounds, async (group) => {
     const body = chatBody('mock-paced', paced.tokens, true);
-    if (group !== sideBySide) return measureRound(group, target(group, 'mock-paced'), paced.streamsPerWorker * group.workers, body, paced.timing, 'chat-stream');
-    return sideBySideTally(await Promise.all(singles.map((single) => measureRound(single, target(single, 'mock-paced'), paced.streamsPerWorker, body, paced.timing, 'chat-stream'))));
+    if (group !== sideBySide)
+      return measureRound(
+        group,
+        target(group, 'mock-paced'),
+        paced.streamsPerWorker * group.workers,
+        body,
+        paced.timing,
+        'chat-stream',
+      );
+    return sideBySideTally(
+      await Promise.all(
+        singles.map((single) =>
+          measureRound(single, target(single, 'mock-paced'), paced.streamsPerWorker, body, paced.timing, 'chat-stream'),
+        ),
+      ),
+    );
   });
   pacedTargets.forEach((group, index) =>
-    streaming.push(streamingRow(group === sideBySide ? 'side by side' : 'paced', paced.streamsPerWorker * group.workers, group, addWindows(calm[index]))),
+    streaming.push(
+      streamingRow(
+        group === sideBySide ? 'side by side' : 'paced',
+        paced.streamsPerWorker * group.workers,
+        group,
+        addWindows(calm[index]),
+      ),
+    ),
   );
   for (const single of singles.slice(1)) await stack.stop(single.server);
 
   const { concurrencies, tokens, rounds, timing } = workersPlan.admission;
-  const admissionTargets = concurrencies.flatMap((concurrency) => (['free', 'coordinated'] as const).map((admission) => ({ concurrency, admission })));
-  progress(`workers: admission with ${most.workers} worker(s), ${concurrencies.join(' / ')} concurrent non-streaming requests, free / coordinated, ${rounds} round(s)`);
+  const admissionTargets = concurrencies.flatMap((concurrency) =>
+    (['free', 'coordinated'] as const).map((admission) => ({ concurrency, admission })),
+  );
+  progress(
+    `workers: admission with ${most.workers} worker(s), ${concurrencies.join(' / ')} concurrent non-streaming requests, free / coordinated, ${rounds} round(s)`,
+  );
   const answered = await interleave(admissionTargets, rounds, ({ concurrency, admission }) => {
     const model = admission === 'free' ? 'stub' : COORDINATED_MODEL.name;
     return measureRound(most, target(most, model), concurrency, chatBody(model, tokens, false), timing, 'chat');
   });
-  const admission = admissionTargets.map(({ concurrency, admission: kind }, index): AdmissionRow => ({ ...requestCostRow(most, concurrency, addWindows(answered[index])), admission: kind }));
+  const admission = admissionTargets.map(({ concurrency, admission: kind }, index): AdmissionRow => ({
+    ...requestCostRow(most, concurrency, addWindows(answered[index])),
+    admission: kind,
+  }));
 
   const stored = workersPlan.stored;
   const storedTargets = groups.flatMap((group) => (['off', 'on'] as const).map((store) => ({ group, store })));
-  progress(`workers: stored responses, ${stored.concurrency} streams, store off / on, ${groups.map((group) => group.workers).join(' / ')} worker(s), ${stored.rounds} round(s)`);
+  progress(
+    `workers: stored responses, ${stored.concurrency} streams, store off / on, ${groups.map((group) => group.workers).join(' / ')} worker(s), ${stored.rounds} round(s)`,
+  );
   const keep = (group: ProcessGroup, store: StoredRow['store'], timing: LoadTiming) =>
-    measureRound(group, { ...target(group, 'stub'), chatUrl: responsesUrlOf(group) }, stored.concurrency, responsesBody('stub', stored.tokens, store), timing, 'responses');
+    measureRound(
+      group,
+      { ...target(group, 'stub'), chatUrl: responsesUrlOf(group) },
+      stored.concurrency,
+      responsesBody('stub', stored.tokens, store),
+      timing,
+      'responses',
+    );
   for (const group of groups) await keep(group, 'on', { warmupMs: workersPlan.warmupMs / 4, measureMs: 0, rampMs: 0 });
   const kept = await interleave(storedTargets, stored.rounds, ({ group, store }) => keep(group, store, stored.timing));
-  const storedRows = storedTargets.map(({ group, store }, index): StoredRow => ({ ...requestCostRow(group, stored.concurrency, addWindows(kept[index])), store }));
+  const storedRows = storedTargets.map(({ group, store }, index): StoredRow => ({
+    ...requestCostRow(group, stored.concurrency, addWindows(kept[index])),
+    store,
+  }));
 
   for (const group of groups) await stack.stop(group.server);
   await stack.stop(mock);
 
   progress(`workers: admission round trips alone, ${workersPlan.roundTrips.inFlight.join(' / ')} in flight`);
   const roundTrips: RoundTripResult[] = [];
-  for (const inFlight of workersPlan.roundTrips.inFlight) roundTrips.push(await measureAdmissionRoundTrips(inFlight, workersPlan.roundTrips.durationMs));
+  for (const inFlight of workersPlan.roundTrips.inFlight)
+    roundTrips.push(await measureAdmissionRoundTrips(inFlight, workersPlan.roundTrips.durationMs));
   return { plan: workersPlan, streaming, admission, stored: storedRows, roundTrips };
 }
 
@@ -217,7 +289,8 @@ async function processGroupOf(server: ChildServer, workers: number): Promise<Pro
   for (;;) {
     const children = childPidsOf(server.pid);
     if (children.length === workers) return { workers, server, primaryPid: server.pid, workerPids: children };
-    if (performance.now() > deadline) throw new Error(`the gateway of ${workers} workers has ${children.length} child processes`);
+    if (performance.now() > deadline)
+      throw new Error(`the gateway of ${workers} workers has ${children.length} child processes`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -231,7 +304,9 @@ export function preciseCpuSeconds(pid: number): number {
   try {
     let ms = 0;
     for (const task of readdirSync(`/proc/${pid}/task`)) {
-      const match = /^se\.sum_exec_runtime\s*:\s*([\d.]+)$/m.exec(readFileSync(`/proc/${pid}/task/${task}/sched`, 'utf8'));
+      const match = /^se\.sum_exec_runtime\s*:\s*([\d.]+)$/m.exec(
+        readFileSync(`/proc/${pid}/task/${task}/sched`, 'utf8'),
+      );
       if (!match) return sampleProcess(pid).cpuSeconds;
       ms += Number(match[1]);
     }
@@ -261,7 +336,14 @@ export function childPidsOf(pid: number): number[] {
 /** How a round's requests are sent and counted: chat streams (chunks), chat answers or Responses streams (requests). */
 type RoundKind = 'chat-stream' | 'chat' | 'responses';
 
-async function measureRound(group: ProcessGroup, target: BenchTarget, concurrency: number, body: string, timing: LoadTiming, kind: RoundKind): Promise<WindowTally> {
+async function measureRound(
+  group: ProcessGroup,
+  target: BenchTarget,
+  concurrency: number,
+  body: string,
+  timing: LoadTiming,
+  kind: RoundKind,
+): Promise<WindowTally> {
   const pids = [...(group.primaryPid === undefined ? [] : [group.primaryPid]), ...group.workerPids];
   const window = new MeasureWindow();
   const unitsByWorker = new Map<number, number>();
@@ -301,7 +383,8 @@ async function measureRound(group: ProcessGroup, target: BenchTarget, concurrenc
   );
   close();
   const [before, after] = run.marks as [ReturnType<typeof snapshot>, ReturnType<typeof snapshot>];
-  const units = kind === 'chat-stream' ? [...unitsByWorker.values()].reduce((sum, value) => sum + value, 0) : run.completedInWindow;
+  const units =
+    kind === 'chat-stream' ? [...unitsByWorker.values()].reduce((sum, value) => sum + value, 0) : run.completedInWindow;
   return {
     windowMs: run.window.durationMs,
     unitsByWorker,
@@ -321,7 +404,12 @@ async function measureRound(group: ProcessGroup, target: BenchTarget, concurrenc
  */
 function sideBySideTally(windows: readonly WindowTally[]): WindowTally {
   const sum = addWindows(windows);
-  return { ...sum, windowMs: sum.windowMs / windows.length, upstreamSeconds: sum.upstreamSeconds / windows.length, machineSeconds: sum.machineSeconds / windows.length };
+  return {
+    ...sum,
+    windowMs: sum.windowMs / windows.length,
+    upstreamSeconds: sum.upstreamSeconds / windows.length,
+    machineSeconds: sum.machineSeconds / windows.length,
+  };
 }
 
 function addWindows(windows: readonly WindowTally[]): WindowTally {
@@ -346,7 +434,8 @@ function addWindows(windows: readonly WindowTally[]): WindowTally {
     for (const [worker, units] of window.unitsByWorker) addTo(sum.unitsByWorker, worker, units);
     for (const [pid, seconds] of window.cpuSecondsByPid) addTo(sum.cpuSecondsByPid, pid, seconds);
     for (const duration of window.durations) sum.durations.push(duration);
-    for (const [reason, count] of Object.entries(window.failures)) sum.failures[reason] = (sum.failures[reason] ?? 0) + count;
+    for (const [reason, count] of Object.entries(window.failures))
+      sum.failures[reason] = (sum.failures[reason] ?? 0) + count;
   }
   return sum;
 }
@@ -354,7 +443,12 @@ function addWindows(windows: readonly WindowTally[]): WindowTally {
 const microsPer = (cpuSeconds: number, units: number) => (units > 0 ? (cpuSeconds * 1e6) / units : undefined);
 const totalCpu = (tally: WindowTally) => [...tally.cpuSecondsByPid.values()].reduce((sum, seconds) => sum + seconds, 0);
 
-function streamingRow(load: WorkersStreamingRow['load'], streams: number, group: ProcessGroup, tally: WindowTally): WorkersStreamingRow {
+function streamingRow(
+  load: WorkersStreamingRow['load'],
+  streams: number,
+  group: ProcessGroup,
+  tally: WindowTally,
+): WorkersStreamingRow {
   const seconds = tally.windowMs / 1000;
   const gatewaySeconds = totalCpu(tally);
   return {
@@ -363,11 +457,21 @@ function streamingRow(load: WorkersStreamingRow['load'], streams: number, group:
     streams,
     chunksPerSecond: tally.units / seconds,
     gatewayMicrosPerChunk: microsPer(gatewaySeconds, tally.units),
-    perWorkerMicrosPerChunk: group.workerPids.map((pid) => microsPer(tally.cpuSecondsByPid.get(pid) ?? 0, tally.unitsByWorker.get(pid) ?? 0) ?? Number.NaN),
-    perWorkerShare: group.workerPids.map((pid) => (tally.units > 0 ? (tally.unitsByWorker.get(pid) ?? 0) / tally.units : 0)),
-    primaryMicrosPerChunk: group.primaryPid === undefined ? undefined : microsPer(tally.cpuSecondsByPid.get(group.primaryPid) ?? 0, tally.units),
+    perWorkerMicrosPerChunk: group.workerPids.map(
+      (pid) => microsPer(tally.cpuSecondsByPid.get(pid) ?? 0, tally.unitsByWorker.get(pid) ?? 0) ?? Number.NaN,
+    ),
+    perWorkerShare: group.workerPids.map((pid) =>
+      tally.units > 0 ? (tally.unitsByWorker.get(pid) ?? 0) / tally.units : 0,
+    ),
+    primaryMicrosPerChunk:
+      group.primaryPid === undefined
+        ? undefined
+        : microsPer(tally.cpuSecondsByPid.get(group.primaryPid) ?? 0, tally.units),
     gatewayCores: gatewaySeconds / seconds,
-    backgroundCores: Math.max(0, (tally.machineSeconds - gatewaySeconds - tally.upstreamSeconds - tally.clientSeconds) / seconds),
+    backgroundCores: Math.max(
+      0,
+      (tally.machineSeconds - gatewaySeconds - tally.upstreamSeconds - tally.clientSeconds) / seconds,
+    ),
     failures: tally.failures,
   };
 }
@@ -379,7 +483,10 @@ function requestCostRow(group: ProcessGroup, concurrency: number, tally: WindowT
     requestsPerSecond: tally.units / (tally.windowMs / 1000),
     latency: summaryOf(tally.durations),
     gatewayMicrosPerRequest: microsPer(totalCpu(tally), tally.units),
-    primaryMicrosPerRequest: group.primaryPid === undefined ? undefined : microsPer(tally.cpuSecondsByPid.get(group.primaryPid) ?? 0, tally.units),
+    primaryMicrosPerRequest:
+      group.primaryPid === undefined
+        ? undefined
+        : microsPer(tally.cpuSecondsByPid.get(group.primaryPid) ?? 0, tally.units),
     failures: tally.failures,
   };
 }

@@ -51,7 +51,9 @@ describe('AnswerRenderer on a terminal', () => {
     at(0, { type: 'opened' }, { type: 'heartbeat' });
     expect(answer.text).toContain('\x1b[31m♥\x1b[39m');
     at(900, { type: 'usage', usage: { promptTokens: 3, completionTokens: 0 } });
-    expect(stripAnsi(answer.text.slice(answer.text.lastIndexOf(STATUS_CLEAR)))).toBe('\r⠋ generating… ♥ 1 heartbeat · 0.9 s');
+    expect(stripAnsi(answer.text.slice(answer.text.lastIndexOf(STATUS_CLEAR)))).toBe(
+      '\r⠋ generating… ♥ 1 heartbeat · 0.9 s',
+    );
     expect(answer.text.endsWith('\x1b[2m♥\x1b[22m \x1b[2m1 heartbeat · 0.9 s\x1b[22m')).toBe(true);
   });
 
@@ -65,15 +67,25 @@ describe('AnswerRenderer on a terminal', () => {
     at(1400, { type: 'done', finishReason: 'stop' });
     renderer.end();
     const afterStatus = answer.text.slice(answer.text.lastIndexOf(STATUS_CLEAR) + STATUS_CLEAR.length);
-    expect(afterStatus).toBe('\x1b[2mthink\x1b[22m\nAnswer\n\x1b[2mprompt 12 tok · completion 48 tok · TTFT 1.23 s · 85.1 tok/s\x1b[22m\n');
+    expect(afterStatus).toBe(
+      '\x1b[2mthink\x1b[22m\nAnswer\n\x1b[2mprompt 12 tok · completion 48 tok · TTFT 1.23 s · 85.1 tok/s\x1b[22m\n',
+    );
   });
 
   it('gives each tool call its own line', () => {
     const { renderer, answer, at } = setup(true);
     at(10, { type: 'text', text: 'Let me check.' });
     at(20, { type: 'tool_call_start', index: 0, id: 'call_1', name: 'get_weather' });
-    at(30, { type: 'tool_call_args', index: 0, fragment: '{"city":' }, { type: 'tool_call_args', index: 0, fragment: '"Paris"}' });
-    at(40, { type: 'tool_call_start', index: 1, name: 'get_time' }, { type: 'tool_call_args', index: 1, fragment: '{}' });
+    at(
+      30,
+      { type: 'tool_call_args', index: 0, fragment: '{"city":' },
+      { type: 'tool_call_args', index: 0, fragment: '"Paris"}' },
+    );
+    at(
+      40,
+      { type: 'tool_call_start', index: 1, name: 'get_time' },
+      { type: 'tool_call_args', index: 1, fragment: '{}' },
+    );
     renderer.end();
     expect(screen(answer.text).split('\n')).toEqual([
       'Let me check.',
@@ -105,7 +117,11 @@ describe('AnswerRenderer for pipes', () => {
     at(1000, { type: 'text', text: 'one' });
     at(1100, { type: 'text', text: ' two' });
     at(1200, { type: 'text', text: ' three' });
-    at(1300, { type: 'usage', usage: { promptTokens: 3, completionTokens: 3 } }, { type: 'done', finishReason: 'length' });
+    at(
+      1300,
+      { type: 'usage', usage: { promptTokens: 3, completionTokens: 3 } },
+      { type: 'done', finishReason: 'length' },
+    );
     renderer.tick();
     renderer.end();
     expect(answer.text).toBe('one two three\n');

@@ -52,7 +52,8 @@ export class AnswerStats {
     if (this.usage && (this.usage.promptTokens > 0 || this.usage.completionTokens > 0)) {
       parts.push(`prompt ${this.usage.promptTokens} tok`, `completion ${this.usage.completionTokens} tok`);
     }
-    if (this.firstOutputAt !== undefined) parts.push(`TTFT ${((this.firstOutputAt - this.startedAt) / 1000).toFixed(2)} s`);
+    if (this.firstOutputAt !== undefined)
+      parts.push(`TTFT ${((this.firstOutputAt - this.startedAt) / 1000).toFixed(2)} s`);
     const speed = this.tokensPerSecond();
     if (speed !== undefined) parts.push(`${speed.toFixed(1)} tok/s`);
     return parts.join(' · ');

@@ -16,12 +16,21 @@ const TRANSCRIPT =
   chunk(`[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],${zeros}`) +
   chunk(`[{"index":0,"delta":{},"finish_reason":null}],${zeros}`) +
   ': keep-alive\n\n' +
-  chunk('[{"index":0,"delta":{},"finish_reason":null}],"usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3},' + timings) +
+  chunk(
+    '[{"index":0,"delta":{},"finish_reason":null}],"usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3},' +
+      timings,
+  ) +
   chunk('[{"index":0,"delta":{"reasoning_content":"hmm"},"logprobs":null,"finish_reason":null}]') +
   chunk('[{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null}]') +
-  chunk('[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"logprobs":null,"finish_reason":null}]') +
-  chunk('[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"city\\":"}}]},"logprobs":null,"finish_reason":null}]') +
-  chunk('[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}') +
+  chunk(
+    '[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"logprobs":null,"finish_reason":null}]',
+  ) +
+  chunk(
+    '[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"city\\":"}}]},"logprobs":null,"finish_reason":null}]',
+  ) +
+  chunk(
+    '[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}',
+  ) +
   chunk('[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7},' + timings) +
   'data: [DONE]\n\n';
 
@@ -89,6 +98,10 @@ describe('chatCompletionsApi', () => {
         'data: {"error":{"message":"The upstream failed.","type":"upstream_error","param":null,"code":null}}\n\n' +
         'data: [DONE]\n\n',
     );
-    expect(events).toEqual([{ type: 'heartbeat' }, { type: 'error', message: 'The upstream failed.' }, { type: 'done', finishReason: 'stop' }]);
+    expect(events).toEqual([
+      { type: 'heartbeat' },
+      { type: 'error', message: 'The upstream failed.' },
+      { type: 'done', finishReason: 'stop' },
+    ]);
   });
 });

@@ -51,7 +51,8 @@ export const chatCompletionsApi: GatewayApi = {
       const chunk = parseWireJson<ChatChunk>(message.data);
       if (!chunk) return [];
       const error = errorMessageOf(chunk);
-      if (chunk.error || message.event === 'error') return [{ type: 'error', message: error ?? 'the stream reported an error' }];
+      if (chunk.error || message.event === 'error')
+        return [{ type: 'error', message: error ?? 'the stream reported an error' }];
 
       const events: ClientEvent[] = [];
       const choice = chunk.choices?.[0];

@@ -16,7 +16,22 @@ describe('parseChatOptions', () => {
   });
 
   it('reads every flag, accepts a base URL ending in /v1, and takes the URL and key from the environment', () => {
-    const argv = ['--url', 'http://gpu-box:8000/v1/', '--model', 'slow', '--api', 'messages', '--prompt', 'hi', '--system', 'be brief', '--max-tokens', '64', '--api-key', 'k1'];
+    const argv = [
+      '--url',
+      'http://gpu-box:8000/v1/',
+      '--model',
+      'slow',
+      '--api',
+      'messages',
+      '--prompt',
+      'hi',
+      '--system',
+      'be brief',
+      '--max-tokens',
+      '64',
+      '--api-key',
+      'k1',
+    ];
     expect(parseChatOptions(argv, {})).toMatchObject({
       baseUrl: 'http://gpu-box:8000',
       model: 'slow',
@@ -34,7 +49,9 @@ describe('parseChatOptions', () => {
 
   it('refuses unknown flags, unknown APIs, bad token limits and URLs without a scheme', () => {
     expect(() => parseChatOptions(['--modle', 'x'], {})).toThrow(UsageError);
-    expect(() => parseChatOptions(['--api', 'completions'], {})).toThrow(/--api must be one of chat, responses, messages/);
+    expect(() => parseChatOptions(['--api', 'completions'], {})).toThrow(
+      /--api must be one of chat, responses, messages/,
+    );
     expect(() => parseChatOptions(['--max-tokens', '0'], {})).toThrow(/--max-tokens must be a positive integer/);
     expect(() => parseChatOptions(['--url', 'localhost:8000'], {})).toThrow(/--url must start with http/);
   });

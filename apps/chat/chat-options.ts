@@ -35,14 +35,16 @@ export class UsageError extends Error {
 export function parseChatOptions(argv: string[], env: NodeJS.ProcessEnv): ChatOptions {
   const values = readFlags(argv);
   const api = values.api ?? 'chat';
-  if (!isApiName(api)) throw new UsageError(`--api must be one of ${API_NAMES.join(', ')} (got ${JSON.stringify(api)})`);
+  if (!isApiName(api))
+    throw new UsageError(`--api must be one of ${API_NAMES.join(', ')} (got ${JSON.stringify(api)})`);
   const maxTokensText = values['max-tokens'];
   const maxTokens = maxTokensText === undefined ? undefined : Number(maxTokensText);
   if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1)) {
     throw new UsageError(`--max-tokens must be a positive integer (got ${JSON.stringify(maxTokensText)})`);
   }
   const url = values.url ?? env.GANTRY_URL ?? 'http://127.0.0.1:8000';
-  if (!/^https?:\/\//.test(url)) throw new UsageError(`--url must start with http:// or https:// (got ${JSON.stringify(url)})`);
+  if (!/^https?:\/\//.test(url))
+    throw new UsageError(`--url must start with http:// or https:// (got ${JSON.stringify(url)})`);
   return {
     // The gateway's base URL; a trailing /v1 (as SDKs take it) is accepted too.
     baseUrl: url.replace(/\/+$/, '').replace(/\/v1$/, ''),

@@ -35,5 +35,10 @@ export interface ClientTimings {
 
 /** Output a user sees: it ends the waiting phase (and with it the status line). */
 export function isVisibleOutput(event: ClientEvent): boolean {
-  return event.type === 'text' || event.type === 'reasoning' || event.type === 'tool_call_start' || event.type === 'tool_call_args';
+  return (
+    event.type === 'text' ||
+    event.type === 'reasoning' ||
+    event.type === 'tool_call_start' ||
+    event.type === 'tool_call_args'
+  );
 }

@@ -14,7 +14,11 @@ const PROMPT = ANSI.bold('> ');
  * is in raw mode and the only key that counts is Ctrl-C, which stops that answer. Ctrl-C or
  * Ctrl-D at the prompt ends the chat (exit code 0).
  */
-export async function runInteractiveChat(target: GatewayTarget, api: GatewayApi, base: Omit<TurnInput, 'messages'>): Promise<number> {
+export async function runInteractiveChat(
+  target: GatewayTarget,
+  api: GatewayApi,
+  base: Omit<TurnInput, 'messages'>,
+): Promise<number> {
   const conversation = new Conversation();
   const lineHistory: string[] = [];
   const ansi = Boolean(process.stdout.isTTY);
@@ -40,7 +44,13 @@ export async function runInteractiveChat(target: GatewayTarget, api: GatewayApi,
 /** One line from the user, or undefined when they press Ctrl-C or Ctrl-D. */
 function askLine(history: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const editor = createInterface({ input: process.stdin, output: process.stdout, terminal: true, history: [...history], historySize: 200 });
+    const editor = createInterface({
+      input: process.stdin,
+      output: process.stdout,
+      terminal: true,
+      history: [...history],
+      historySize: 200,
+    });
     let line: string | undefined;
     editor.on('history', (updated: string[]) => history.splice(0, history.length, ...updated));
     editor.once('line', (text) => {

@@ -19,7 +19,8 @@ async function main(): Promise<number> {
   if (options.prompt !== undefined) return runOneShot(target, api, base, options.prompt);
   if (!process.stdin.isTTY) {
     const prompt = await readStdin();
-    if (prompt.length === 0) throw new UsageError('no prompt: give --prompt, pipe one into stdin, or run in a terminal');
+    if (prompt.length === 0)
+      throw new UsageError('no prompt: give --prompt, pipe one into stdin, or run in a terminal');
     return runOneShot(target, api, base, prompt);
   }
   return runInteractiveChat(target, api, base);

@@ -3,7 +3,8 @@ import { messagesApi } from './messages-api.js';
 import { SseEventReader } from './sse-event-reader.js';
 
 const read = (transcript: string) => new SseEventReader(messagesApi.createDecoder()).feed(transcript);
-const frame = (type: string, fields: Record<string, unknown> = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+const frame = (type: string, fields: Record<string, unknown> = {}) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
 const messageStart = frame('message_start', {
   message: {
     id: 'msg_1',
@@ -19,11 +20,22 @@ const messageStart = frame('message_start', {
 
 describe('messagesApi', () => {
   it('sends max_tokens (1024 by default), the system prompt, the version header, and asks for thinking', () => {
-    const request = messagesApi.buildRequest({ model: 'slow', system: 'be brief', messages: [{ role: 'user', content: 'hi' }] });
+    const request = messagesApi.buildRequest({
+      model: 'slow',
+      system: 'be brief',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(request).toEqual({
       path: '/v1/messages',
       headers: { 'anthropic-version': '2023-06-01' },
-      body: { model: 'slow', max_tokens: 1024, system: 'be brief', messages: [{ role: 'user', content: 'hi' }], stream: true, thinking: { type: 'adaptive' } },
+      body: {
+        model: 'slow',
+        max_tokens: 1024,
+        system: 'be brief',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+        thinking: { type: 'adaptive' },
+      },
     });
     expect(messagesApi.buildRequest({ model: 'slow', maxTokens: 7, messages: [] }).body.max_tokens).toBe(7);
   });
@@ -40,7 +52,10 @@ describe('messagesApi', () => {
       frame('content_block_start', { index: 1, content_block: { type: 'text', text: '' } }) +
       frame('content_block_delta', { index: 1, delta: { type: 'text_delta', text: 'Hello' } }) +
       frame('content_block_stop', { index: 1 }) +
-      frame('content_block_start', { index: 2, content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} } }) +
+      frame('content_block_start', {
+        index: 2,
+        content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} },
+      }) +
       frame('content_block_delta', { index: 2, delta: { type: 'input_json_delta', partial_json: '{"city":' } }) +
       frame('content_block_delta', { index: 2, delta: { type: 'input_json_delta', partial_json: '"Paris"}' } }) +
       frame('content_block_stop', { index: 2 }) +
@@ -63,7 +78,11 @@ describe('messagesApi', () => {
 
   it('maps stop reasons and turns event: error into an error', () => {
     const ending = (reason: string) =>
-      read(messageStart + frame('message_delta', { delta: { stop_reason: reason }, usage: { output_tokens: 1 } }) + frame('message_stop')).at(-1);
+      read(
+        messageStart +
+          frame('message_delta', { delta: { stop_reason: reason }, usage: { output_tokens: 1 } }) +
+          frame('message_stop'),
+      ).at(-1);
     expect(ending('end_turn')).toEqual({ type: 'done', finishReason: 'stop' });
     expect(ending('stop_sequence')).toEqual({ type: 'done', finishReason: 'stop' });
     expect(ending('max_tokens')).toEqual({ type: 'done', finishReason: 'length' });

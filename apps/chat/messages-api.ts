@@ -66,7 +66,10 @@ export const messagesApi: GatewayApi = {
           const reason = event.delta?.stop_reason;
           if (reason) finishReason = STOP_REASONS[reason] ?? reason;
           if (!event.usage) return [];
-          const usage = { promptTokens: event.usage.input_tokens ?? inputTokens, completionTokens: event.usage.output_tokens ?? 0 };
+          const usage = {
+            promptTokens: event.usage.input_tokens ?? inputTokens,
+            completionTokens: event.usage.output_tokens ?? 0,
+          };
           return [{ type: 'usage', usage }];
         }
         case 'message_stop':

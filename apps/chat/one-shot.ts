@@ -10,7 +10,12 @@ const EXIT = { done: 0, error: 1, stopped: 130 } as const;
  * else (reasoning, notes, stats) to stderr, so the output pipes cleanly. Styles and the status line
  * appear only when both are terminals. Ctrl-C stops the answer and exits with 130.
  */
-export async function runOneShot(target: GatewayTarget, api: GatewayApi, base: Omit<TurnInput, 'messages'>, prompt: string): Promise<number> {
+export async function runOneShot(
+  target: GatewayTarget,
+  api: GatewayApi,
+  base: Omit<TurnInput, 'messages'>,
+  prompt: string,
+): Promise<number> {
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);

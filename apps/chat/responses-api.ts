@@ -79,7 +79,9 @@ export const responsesApi: GatewayApi = {
           const item = event.item;
           if (item?.type !== 'function_call') return [];
           const index = event.output_index ?? 0;
-          const events: ClientEvent[] = [{ type: 'tool_call_start', index, id: item.call_id ?? item.id, name: item.name ?? '' }];
+          const events: ClientEvent[] = [
+            { type: 'tool_call_start', index, id: item.call_id ?? item.id, name: item.name ?? '' },
+          ];
           const fragment = nonEmpty(item.arguments);
           if (fragment) events.push({ type: 'tool_call_args', index, fragment });
           return events;
@@ -127,7 +129,9 @@ function finish(event: Partial<ResponsesEvent>): ClientEvent[] {
 
 function finishReasonOf(type: string | undefined, response: NonNullable<ResponsesEvent['response']>): string {
   if (type === 'response.incomplete') {
-    return response.incomplete_details?.reason === 'max_output_tokens' ? 'length' : (response.incomplete_details?.reason ?? 'incomplete');
+    return response.incomplete_details?.reason === 'max_output_tokens'
+      ? 'length'
+      : (response.incomplete_details?.reason ?? 'incomplete');
   }
   return response.output?.some((item) => item.type === 'function_call') ? 'tool_calls' : 'stop';
 }

@@ -21,7 +21,10 @@ export interface StatusSnapshot {
 }
 
 /** `⠋ prefilling… ♥ 7 heartbeats · 3.2 s`; the heart appears with the first heartbeat. */
-export function formatStatusLine(status: StatusSnapshot, style: { dim(text: string): string; red(text: string): string }): string {
+export function formatStatusLine(
+  status: StatusSnapshot,
+  style: { dim(text: string): string; red(text: string): string },
+): string {
   const spinner = SPINNER[status.frame % SPINNER.length];
   const seconds = `${(status.elapsedMs / 1000).toFixed(1)} s`;
   if (status.heartbeats === 0) return `${spinner} ${status.phase}… ${style.dim(`· ${seconds}`)}`;

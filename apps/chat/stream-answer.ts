@@ -19,7 +19,12 @@ export async function* streamAnswer(
   const request = api.buildRequest(input);
   const response = await fetch(target.baseUrl + request.path, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...authHeaders(target), ...request.headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      ...authHeaders(target),
+      ...request.headers,
+    },
     body: JSON.stringify(request.body),
     signal,
   });

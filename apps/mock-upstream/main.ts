@@ -86,7 +86,10 @@ if (values['failure-quotes'] !== undefined && !['headers', 'prompt'].includes(va
   process.stderr.write('--failure-quotes must be headers or prompt\n');
   process.exit(2);
 }
-if (values['reasoning-field'] !== undefined && !['reasoning', 'reasoning_content'].includes(values['reasoning-field'])) {
+if (
+  values['reasoning-field'] !== undefined &&
+  !['reasoning', 'reasoning_content'].includes(values['reasoning-field'])
+) {
   process.stderr.write('--reasoning-field must be reasoning or reasoning_content\n');
   process.exit(2);
 }

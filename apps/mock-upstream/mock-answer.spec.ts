@@ -3,7 +3,8 @@ import { planAnswer } from './mock-answer.js';
 import { DEFAULT_BEHAVIOUR, failurePoint, type MockBehaviour } from './mock-behaviour.js';
 
 const user = { role: 'user', content: 'one two three four five' };
-const contents = (steps: ReturnType<typeof planAnswer>['steps']) => steps.map((step) => (step.kind === 'content' ? step.text : `<${step.kind}>`));
+const contents = (steps: ReturnType<typeof planAnswer>['steps']) =>
+  steps.map((step) => (step.kind === 'content' ? step.text : `<${step.kind}>`));
 const continuing = (partial: string, extra: Record<string, unknown> = {}) => ({
   messages: [user, { role: 'assistant', content: partial }],
   continue_final_message: true,
@@ -22,16 +23,29 @@ describe('planAnswer continuing a final assistant message', () => {
   });
 
   it('goes on inside a word the partial text ends in', () => {
-    expect(contents(planAnswer(continuing('one two th'), DEFAULT_BEHAVIOUR, 'call').steps)).toEqual(['ree', ' four', ' five']);
+    expect(contents(planAnswer(continuing('one two th'), DEFAULT_BEHAVIOUR, 'call').steps)).toEqual([
+      'ree',
+      ' four',
+      ' five',
+    ]);
   });
 
   it('counts max_tokens from where it goes on, and sends no reasoning again', () => {
     const behaviour: MockBehaviour = { ...DEFAULT_BEHAVIOUR, reasoning: 'think first' };
-    expect(contents(planAnswer({ messages: [user], max_tokens: 4 }, behaviour, 'call').steps)).toEqual(['<reasoning>', '<reasoning>', 'one', ' two']);
+    expect(contents(planAnswer({ messages: [user], max_tokens: 4 }, behaviour, 'call').steps)).toEqual([
+      '<reasoning>',
+      '<reasoning>',
+      'one',
+      ' two',
+    ]);
     const rest = planAnswer(continuing('one two', { max_tokens: 2 }), behaviour, 'call');
     expect(contents(rest.steps)).toEqual([' three', ' four']);
     expect(rest.finishReason).toBe('length');
-    const repeated = planAnswer(continuing('token token', { max_tokens: 3 }), { ...DEFAULT_BEHAVIOUR, tokens: 1_000_000 }, 'call');
+    const repeated = planAnswer(
+      continuing('token token', { max_tokens: 3 }),
+      { ...DEFAULT_BEHAVIOUR, tokens: 1_000_000 },
+      'call',
+    );
     expect(contents(repeated.steps)).toEqual([' token', ' token', ' token']);
   });
 });

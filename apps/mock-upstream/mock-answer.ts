@@ -68,7 +68,10 @@ export function planAnswer(body: ChatBody, behaviour: MockBehaviour, callId: str
   const promptTokens = promptTokensOf(body);
   const partial = body.continue_final_message === true ? textOf(messages.at(-1)?.content) : undefined;
   const thinks = body.chat_template_kwargs?.enable_thinking !== false;
-  const reasoning = partial === undefined ? words((thinks && behaviour.reasoning) || '').map((text): MockStep => ({ kind: 'reasoning', text })) : [];
+  const reasoning =
+    partial === undefined
+      ? words((thinks && behaviour.reasoning) || '').map((text): MockStep => ({ kind: 'reasoning', text }))
+      : [];
   const base = { stopReason: null, promptTokens, reasoningTokens: reasoning.length, offset: 0 };
 
   const toolCall = plannedToolCall(body, callId);
@@ -78,7 +81,10 @@ export function planAnswer(body: ChatBody, behaviour: MockBehaviour, callId: str
   const text = textOf(lastUser?.content).trim();
   const said = partial === undefined ? 0 : words(partial).length;
   // One word past max_tokens is enough to finish with `length`; `tokens` may be huge (benchmarks).
-  const wanted = Math.min(behaviour.tokens ?? 0, said + (body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY) + 1);
+  const wanted = Math.min(
+    behaviour.tokens ?? 0,
+    said + (body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY) + 1,
+  );
   const whole =
     behaviour.tokens !== undefined
       ? Array.from({ length: wanted }, (_, index) => (index === 0 ? behaviour.word : ` ${behaviour.word}`))
@@ -148,7 +154,9 @@ function plannedToolCall(body: ChatBody, callId: string): MockStep[] | undefined
   const name = named ?? tools[0].function?.name ?? 'tool';
   const json = JSON.stringify(parsed);
   const size = Math.ceil(json.length / 3);
-  const fragments = [0, 1, 2].map((part) => json.slice(part * size, (part + 1) * size)).filter((part) => part.length > 0);
+  const fragments = [0, 1, 2]
+    .map((part) => json.slice(part * size, (part + 1) * size))
+    .filter((part) => part.length > 0);
   return [
     { kind: 'tool', index: 0, id: callId, name, arguments: '' },
     ...fragments.map((fragment): MockStep => ({ kind: 'tool', index: 0, arguments: fragment })),
@@ -165,7 +173,9 @@ export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .flatMap((part: { type?: string; text?: unknown }) => (part?.type === 'text' && typeof part.text === 'string' ? [part.text] : []))
+    .flatMap((part: { type?: string; text?: unknown }) =>
+      part?.type === 'text' && typeof part.text === 'string' ? [part.text] : [],
+    )
     .join('\n');
 }
 

@@ -31,7 +31,13 @@ export async function answerJson(context: MockReplyContext): Promise<void> {
   const toolCalls =
     calls.length === 0
       ? undefined
-      : [{ id: calls[0].id, type: 'function', function: { name: calls[0].name, arguments: calls.map((call) => call.arguments).join('') } }];
+      : [
+          {
+            id: calls[0].id,
+            type: 'function',
+            function: { name: calls[0].name, arguments: calls.map((call) => call.arguments).join('') },
+          },
+        ];
   const completionTokens = answer.steps.length;
   sendJson(response, 200, {
     id: context.id,
@@ -69,5 +75,7 @@ export function mockError(status: number, message = 'The mock upstream was told 
 
 export function sendJson(response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  response
+    .writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+    .end(text);
 }

@@ -41,7 +41,8 @@ async function turnsOfWrites(chunksPerWrite: number): Promise<number[]> {
   return turns;
 }
 
-const chunksPerTurn = (turns: number[]) => [...new Set(turns)].map((turn) => turns.filter((other) => other === turn).length);
+const chunksPerTurn = (turns: number[]) =>
+  [...new Set(turns)].map((turn) => turns.filter((other) => other === turn).length);
 
 describe('streamAnswer', () => {
   it('writes its chunks in bursts of chunksPerWrite (16 by default), each burst in one turn of the event loop', async () => {

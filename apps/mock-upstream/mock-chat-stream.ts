@@ -23,7 +23,9 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
     prompt_tokens: answer.promptTokens,
     total_tokens: answer.promptTokens + completionTokens,
     completion_tokens: completionTokens,
-    ...(answer.reasoningTokens > 0 ? { completion_tokens_details: { reasoning_tokens: Math.min(answer.reasoningTokens, completionTokens) } } : {}),
+    ...(answer.reasoningTokens > 0
+      ? { completion_tokens_details: { reasoning_tokens: Math.min(answer.reasoningTokens, completionTokens) } }
+      : {}),
   });
   const write = async (text: string) => {
     if (!response.write(text)) await waitForDrain(response, signal);
@@ -43,7 +45,9 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
     if (position === failAt) return injectFailure(context, write);
     if (position > 0 && behaviour.tokenIntervalMs > 0) {
       // Paced against the start, so that timer drift does not add up.
-      await sleep(Math.max(0, started + position * behaviour.tokenIntervalMs - performance.now()), undefined, { signal });
+      await sleep(Math.max(0, started + position * behaviour.tokenIntervalMs - performance.now()), undefined, {
+        signal,
+      });
     } else if (position > 0 && position % behaviour.chunksPerWrite === 0) {
       // Node sends what one tick wrote as one write: a yield ends the burst.
       await (behaviour.chunksPerWrite === 1 ? nextTurn() : sleep(0, undefined, { signal }));
@@ -56,7 +60,8 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
     `{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"${answer.finishReason}","stop_reason":${JSON.stringify(answer.stopReason)}}`,
   );
   // As vLLM: the cached prompt tokens ride only the final usage, not the continuous one.
-  if (context.includeUsage) await write(`data: ${prefix}[],"usage":${JSON.stringify({ ...usage(), ...cachedUsage(answer) })}}\n\n`);
+  if (context.includeUsage)
+    await write(`data: ${prefix}[],"usage":${JSON.stringify({ ...usage(), ...cachedUsage(answer) })}}\n\n`);
   response.end('data: [DONE]\n\n');
 }
 
@@ -76,7 +81,12 @@ function deltaOf(step: MockStep, behaviour: MockBehaviour): Record<string, unkno
         tool_calls: [
           step.name === undefined
             ? { index: step.index, function: { arguments: step.arguments } }
-            : { index: step.index, id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } },
+            : {
+                index: step.index,
+                id: step.id,
+                type: 'function',
+                function: { name: step.name, arguments: step.arguments },
+              },
         ],
       };
   }
@@ -98,7 +108,12 @@ async function injectFailure(context: MockStreamContext, write: (text: string) =
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       return;
     case 'error': {
-      const error = { message: context.failureMessage, type: 'InternalServerError', param: null, code: behaviour.failureStatus };
+      const error = {
+        message: context.failureMessage,
+        type: 'InternalServerError',
+        param: null,
+        code: behaviour.failureStatus,
+      };
       await write(`data: ${JSON.stringify({ error })}\n\n`);
       response.end('data: [DONE]\n\n');
       return;

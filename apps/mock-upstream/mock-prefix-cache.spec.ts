@@ -1,10 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { BLOCK_TOKENS, MockPrefixCache, planPrefill, PrefillLane, renderPrompt, tokensOf } from './mock-prefix-cache.js';
+import {
+  BLOCK_TOKENS,
+  MockPrefixCache,
+  planPrefill,
+  PrefillLane,
+  renderPrompt,
+  tokensOf,
+} from './mock-prefix-cache.js';
 
 const SYSTEM = 'Rules of the house. '.repeat(40);
 const body = (model: string, ...turns: string[]) => ({
   model,
-  messages: [{ role: 'system', content: SYSTEM }, ...turns.map((content, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content }))],
+  messages: [
+    { role: 'system', content: SYSTEM },
+    ...turns.map((content, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content })),
+  ],
 });
 const wholeBlocks = (tokens: number) => Math.floor(tokens / BLOCK_TOKENS) * BLOCK_TOKENS;
 const served = (cache: MockPrefixCache, request: ReturnType<typeof body>, capacity = 100_000) => {
@@ -17,7 +27,10 @@ describe('the mock prefix cache', () => {
   it('finds what an earlier request of the same model left, in whole blocks only', () => {
     const cache = new MockPrefixCache();
     const first = served(cache, body('m', 'Hello there, a question.'));
-    expect(first).toMatchObject({ cachedTokens: 0, promptTokens: tokensOf(renderPrompt(body('m', 'Hello there, a question.'))) });
+    expect(first).toMatchObject({
+      cachedTokens: 0,
+      promptTokens: tokensOf(renderPrompt(body('m', 'Hello there, a question.'))),
+    });
     const second = served(cache, body('m', 'Hello there, a question.', 'An answer.', 'A follow-up.'));
     expect(second.cachedTokens).toBe(wholeBlocks(first.promptTokens));
     // The same prompt again: all its whole blocks (a part-filled last block is computed again, as in vLLM).

@@ -22,7 +22,10 @@ interface PromptBody {
 export function renderPrompt(body: PromptBody): string {
   const tools = (body.tools ?? []).map((tool) => `<|tool|>${JSON.stringify(tool)}`).join('');
   const messages = (body.messages ?? [])
-    .map((message) => `<|${message.role ?? 'user'}|>${textOf(message.content)}${message.tool_calls ? JSON.stringify(message.tool_calls) : ''}<|end|>`)
+    .map(
+      (message) =>
+        `<|${message.role ?? 'user'}|>${textOf(message.content)}${message.tool_calls ? JSON.stringify(message.tool_calls) : ''}<|end|>`,
+    )
     .join('');
   return tools + messages;
 }
@@ -60,7 +63,10 @@ export class MockPrefixCache {
     const hashes: string[] = [];
     let previous = '';
     for (let start = 0; start + BLOCK_CHARS <= rendered.length; start += BLOCK_CHARS) {
-      previous = createHash('sha1').update(previous).update(rendered.slice(start, start + BLOCK_CHARS)).digest('base64');
+      previous = createHash('sha1')
+        .update(previous)
+        .update(rendered.slice(start, start + BLOCK_CHARS))
+        .digest('base64');
       hashes.push(previous);
     }
     let found = 0;
@@ -145,7 +151,9 @@ export function planPrefill(
   return {
     promptTokens,
     cachedTokens: lookup?.cachedTokens,
-    prefillMs: behaviour.prefillMs + (behaviour.prefillPerTokenMs > 0 ? lane.reserve(behaviour.prefillPerTokenMs * computed) : 0),
+    prefillMs:
+      behaviour.prefillMs +
+      (behaviour.prefillPerTokenMs > 0 ? lane.reserve(behaviour.prefillPerTokenMs * computed) : 0),
     prefilled: () => lookup?.store(),
   };
 }

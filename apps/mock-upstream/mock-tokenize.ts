@@ -24,7 +24,11 @@ export interface TokenizeContext {
  * vLLM's `POST /tokenize` for chat messages: `{count, max_model_len, tokens}`, where `count` is
  * the prompt tokens the chat endpoint would report for the same messages (the mock counts words).
  */
-export async function answerTokenize(request: IncomingMessage, response: ServerResponse, context: TokenizeContext): Promise<void> {
+export async function answerTokenize(
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: TokenizeContext,
+): Promise<void> {
   const closed = new AbortController();
   response.once('close', () => closed.abort());
   let body: Record<string, unknown>;
@@ -49,7 +53,11 @@ export async function answerTokenize(request: IncomingMessage, response: ServerR
   }
   if (!Array.isArray(body.messages)) return sendJson(response, 400, mockError(400, 'messages must be a list.'));
   const count = planAnswer(body, DEFAULT_BEHAVIOUR, 'count').promptTokens;
-  sendJson(response, 200, { count, max_model_len: MOCK_MAX_MODEL_LEN, tokens: Array.from({ length: count }, (_, index) => index) });
+  sendJson(response, 200, {
+    count,
+    max_model_len: MOCK_MAX_MODEL_LEN,
+    tokens: Array.from({ length: count }, (_, index) => index),
+  });
 }
 
 async function readText(request: IncomingMessage): Promise<string> {

@@ -104,11 +104,19 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     }
     // As vLLM: a continued final message must not get a new assistant turn after it (its default).
     if (body.continue_final_message === true && body.add_generation_prompt !== false) {
-      return sendJson(response, 400, mockError(400, 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.'));
+      return sendJson(
+        response,
+        400,
+        mockError(400, 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.'),
+      );
     }
     const failureMessage = failureMessageOf(requestBehaviour, request.headers, body);
     if (requestBehaviour.failure === 'status') {
-      return sendJson(response, requestBehaviour.failureStatus, mockError(requestBehaviour.failureStatus, failureMessage));
+      return sendJson(
+        response,
+        requestBehaviour.failureStatus,
+        mockError(requestBehaviour.failureStatus, failureMessage),
+      );
     }
     const promptTokens = promptTokensOf(body);
     if (requestBehaviour.maxModelLen !== undefined && promptTokens > requestBehaviour.maxModelLen) {
@@ -158,7 +166,11 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     if (body.stream !== true) return answerJson(common);
     const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; continuous_usage_stats?: boolean };
     const includeUsage = streamOptions.include_usage === true;
-    await streamAnswer({ ...common, includeUsage, continuousUsage: includeUsage && streamOptions.continuous_usage_stats === true });
+    await streamAnswer({
+      ...common,
+      includeUsage,
+      continuousUsage: includeUsage && streamOptions.continuous_usage_stats === true,
+    });
   };
 
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (request, response) => {
@@ -172,16 +184,35 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
         else response.destroy();
       });
     } else if (route === 'POST /tokenize') {
-      answerTokenize(request, response, { servedModel: options.servedModel, received: state.received, recordLimit }).catch(() => response.destroy());
+      answerTokenize(request, response, {
+        servedModel: options.servedModel,
+        received: state.received,
+        recordLimit,
+      }).catch(() => response.destroy());
     } else if (route === 'GET /v1/models' && options.modelsRoute !== false) {
-      sendJson(response, 200, { object: 'list', data: [{ id: modelName, object: 'model', created: 1_700_000_000, owned_by: 'vllm', root: modelName, parent: null, max_model_len: 32_768 }] });
+      sendJson(response, 200, {
+        object: 'list',
+        data: [
+          {
+            id: modelName,
+            object: 'model',
+            created: 1_700_000_000,
+            owned_by: 'vllm',
+            root: modelName,
+            parent: null,
+            max_model_len: 32_768,
+          },
+        ],
+      });
     } else if (route === 'GET /api/tags' && options.tagsRoute === true) {
       sendJson(response, 200, { models: [{ name: modelName, model: modelName, size: 0, digest: 'mock' }] });
     } else if (route === 'GET /health' && options.healthRoute !== false) {
       state.healthChecks += 1;
       response.writeHead(behaviour.unhealthy ? 503 : 200).end();
     } else if (route === 'GET /metrics') {
-      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metricsText(modelName, state, prefixCache));
+      response
+        .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
+        .end(metricsText(modelName, state, prefixCache));
     } else {
       sendJson(response, 404, mockError(404, `No route ${route}`));
     }
@@ -220,14 +251,21 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
 }
 
 /** The message of an injected failure, quoting what the behaviour says (see MockBehaviour.failureQuotes). */
-function failureMessageOf(behaviour: MockBehaviour, headers: IncomingHttpHeaders, body: Record<string, unknown>): string {
-  const base = behaviour.failure === 'error' ? 'The mock upstream failed mid-stream.' : 'The mock upstream was told to fail.';
+function failureMessageOf(
+  behaviour: MockBehaviour,
+  headers: IncomingHttpHeaders,
+  body: Record<string, unknown>,
+): string {
+  const base =
+    behaviour.failure === 'error' ? 'The mock upstream failed mid-stream.' : 'The mock upstream was told to fail.';
   switch (behaviour.failureQuotes) {
     case 'headers':
       return `${base} Request headers: ${JSON.stringify(headers)}`;
     case 'encoded-key': {
       const key = String(headers.authorization ?? '').replace(/^Bearer /, '');
-      const unicode = [...key].map((character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+      const unicode = [...key]
+        .map((character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)
+        .join('');
       const percent = encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
       const base64 = (text: string, encoding: 'base64' | 'base64url') => Buffer.from(text).toString(encoding);
       return [
@@ -251,10 +289,25 @@ function metricsText(model: string, state: MockState, prefixCache: MockPrefixCac
   const sample = (type: 'gauge' | 'counter', name: string, help: string, value: number) =>
     `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}{model_name="${model}"} ${value.toFixed(1)}\n`;
   return (
-    sample('gauge', 'vllm:num_requests_running', 'Number of requests in model execution batches.', state.openRequests - state.waitingRequests) +
+    sample(
+      'gauge',
+      'vllm:num_requests_running',
+      'Number of requests in model execution batches.',
+      state.openRequests - state.waitingRequests,
+    ) +
     sample('gauge', 'vllm:num_requests_waiting', 'Number of requests waiting to be processed.', state.waitingRequests) +
-    sample('counter', 'vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens.', prefixCache.queries) +
-    sample('counter', 'vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens.', prefixCache.hits)
+    sample(
+      'counter',
+      'vllm:prefix_cache_queries_total',
+      'Prefix cache queries, in terms of number of queried tokens.',
+      prefixCache.queries,
+    ) +
+    sample(
+      'counter',
+      'vllm:prefix_cache_hits_total',
+      'Prefix cache hits, in terms of number of cached tokens.',
+      prefixCache.hits,
+    )
   );
 }
 

@@ -15,7 +15,9 @@ export class CardNumberGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const texts = textsOf(context.switchToHttp().getRequest<{ body?: unknown }>().body);
     if (texts.some(holdsCardNumber)) {
-      throw new ForbiddenException('The request holds what looks like a payment card number; remove it and send again.');
+      throw new ForbiddenException(
+        'The request holds what looks like a payment card number; remove it and send again.',
+      );
     }
     if (this.pattern && texts.some((text) => this.pattern!.test(text))) {
       throw new ForbiddenException('The request matches a pattern this gateway refuses.');

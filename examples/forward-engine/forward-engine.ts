@@ -54,14 +54,23 @@ export class ForwardEngine extends InferenceEngine {
       this.forward(request, subscriber, abort.signal).then(
         () => subscriber.complete(),
         (error: unknown) => {
-          if (!abort.signal.aborted) subscriber.error(error instanceof EngineError ? error : new EngineError('upstream', 'The API could not be reached.', { cause: error }));
+          if (!abort.signal.aborted)
+            subscriber.error(
+              error instanceof EngineError
+                ? error
+                : new EngineError('upstream', 'The API could not be reached.', { cause: error }),
+            );
         },
       );
       return () => abort.abort();
     });
   }
 
-  private async forward(request: GenerationRequest, events: Subscriber<EngineEvent>, signal: AbortSignal): Promise<void> {
+  private async forward(
+    request: GenerationRequest,
+    events: Subscriber<EngineEvent>,
+    signal: AbortSignal,
+  ): Promise<void> {
     const started = performance.now();
     const response = await fetch(`${this.config.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
       method: 'POST',
@@ -70,27 +79,36 @@ export class ForwardEngine extends InferenceEngine {
       body: JSON.stringify(chatCompletionsBody(request, this.config.upstreamModel ?? this.config.name)),
     });
     // The API's own words stay out of the client's answer: they may name the gateway's account.
-    if (!response.ok || response.body === null) throw new EngineError(errorKindOf(response.status), `The API answered ${response.status}.`);
+    if (!response.ok || response.body === null)
+      throw new EngineError(errorKindOf(response.status), `The API answered ${response.status}.`);
     // Taken on: the client's stream opens now, before the prefill; a refusal above kept its real status.
     events.next(ACCEPTED);
 
     let usage: TokenUsage = ZERO_USAGE;
     let finishReason: FinishReason | undefined;
     let prefilled = false;
-    for await (const { data } of response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream())) {
+    for await (const { data } of response.body
+      .pipeThrough(new TextDecoderStream())
+      .pipeThrough(new EventSourceParserStream())) {
       if (data === '[DONE]') break;
       const chunk = parseChunk(data);
       // The first chunk ends the prefill.
       if (!prefilled) {
         prefilled = true;
-        events.next({ type: 'ack', usage, timings: makeTimings({ promptN: 0, promptMs: performance.now() - started, predictedN: 0, predictedMs: 0 }) });
+        events.next({
+          type: 'ack',
+          usage,
+          timings: makeTimings({ promptN: 0, promptMs: performance.now() - started, predictedN: 0, predictedMs: 0 }),
+        });
       }
       if (chunk.usage) usage = usageOf(chunk.usage);
       const choice = chunk.choices?.[0];
       for (const event of deltaEvents(choice?.delta)) events.next(event);
-      if (choice?.finish_reason) finishReason = FINISH_REASONS.has(choice.finish_reason) ? (choice.finish_reason as FinishReason) : 'stop';
+      if (choice?.finish_reason)
+        finishReason = FINISH_REASONS.has(choice.finish_reason) ? (choice.finish_reason as FinishReason) : 'stop';
     }
-    if (finishReason === undefined) throw new EngineError('upstream', 'The API ended its stream before the answer did.');
+    if (finishReason === undefined)
+      throw new EngineError('upstream', 'The API ended its stream before the answer did.');
     events.next({ type: 'done', finishReason, usage });
   }
 }
@@ -108,7 +126,13 @@ function deltaEvents(delta: ChunkDelta | undefined): EngineEvent[] {
   if (delta?.reasoning_content) events.push({ type: 'reasoning', text: delta.reasoning_content });
   if (delta?.content) events.push({ type: 'text', text: delta.content });
   for (const call of delta?.tool_calls ?? []) {
-    events.push({ type: 'tool_call', index: call.index, id: call.id, name: call.function?.name, arguments: call.function?.arguments ?? '' });
+    events.push({
+      type: 'tool_call',
+      index: call.index,
+      id: call.id,
+      name: call.function?.name,
+      arguments: call.function?.arguments ?? '',
+    });
   }
   return events;
 }

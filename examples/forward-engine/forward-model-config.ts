@@ -4,7 +4,10 @@ import { ModelConfigBase } from '../../src/index.js';
 /** The keys of an `engine: forward` model entry, beside those every model has. */
 export class ForwardModelConfig extends ModelConfigBase {
   /** The API's base URL, its version prefix included: `https://my-resource.openai.azure.com/openai/v1`. */
-  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'baseUrl must be an http(s) URL' })
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
+    { message: 'baseUrl must be an http(s) URL' },
+  )
   baseUrl!: string;
 
   /** The model name the API knows; the gateway's `name` when absent. */

@@ -15,9 +15,17 @@ export function chatCompletionsBody(request: GenerationRequest, model: string): 
     stop: sampling.stop.length > 0 ? sampling.stop : undefined,
     tools:
       request.tools.length > 0
-        ? request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }))
+        ? request.tools.map((tool) => ({
+            type: 'function',
+            function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+          }))
         : undefined,
-    tool_choice: request.tools.length === 0 ? undefined : typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function', function: request.toolChoice },
+    tool_choice:
+      request.tools.length === 0
+        ? undefined
+        : typeof request.toolChoice === 'string'
+          ? request.toolChoice
+          : { type: 'function', function: request.toolChoice },
   };
 }
 
@@ -28,13 +36,21 @@ function chatMessage(message: ChatMessage): Record<string, unknown> {
     case 'user':
       return {
         role: 'user',
-        content: message.content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: part.url } })),
+        content: message.content.map((part) =>
+          part.type === 'text'
+            ? { type: 'text', text: part.text }
+            : { type: 'image_url', image_url: { url: part.url } },
+        ),
       };
     case 'assistant':
       return {
         role: 'assistant',
         content: message.content,
-        tool_calls: message.toolCalls?.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+        tool_calls: message.toolCalls?.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        })),
       };
     case 'tool':
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import { GantryMetrics, GenerationHook, type GenerationOutcome, type GenerationTelemetry, type ObservedRequest } from '../../src/index.js';
+import {
+  GantryMetrics,
+  GenerationHook,
+  type GenerationOutcome,
+  type GenerationTelemetry,
+  type ObservedRequest,
+} from '../../src/index.js';
 
 /** A short, stable, non-reversible id for an API key: never put the key itself in a label. */
 export function keyIdOf(key: string | undefined): string {

@@ -26,7 +26,8 @@ describe('the token-usage-by-key example plugin', () => {
     await ask('key-beta', 'six');
 
     const samples = await scrape(gateway.url);
-    const count = (key: string, kind: string) => valueOf(samples, 'gantry_tokens_by_api_key_total', { key: keyIdOf(key), kind });
+    const count = (key: string, kind: string) =>
+      valueOf(samples, 'gantry_tokens_by_api_key_total', { key: keyIdOf(key), kind });
     expect(count('key-alpha', 'prompt')).toBe(5);
     expect(count('key-alpha', 'completion')).toBe(5);
     expect(count('key-beta', 'completion')).toBe(1);

@@ -19,7 +19,23 @@ export interface TinyVocab {
   quiet: Set<number>;
 }
 
-const WORDS = ['the', 'and', 'hello', 'world', 'gantry', 'token', 'stream', 'model', 'you', 'is', 'to', 'of', 'a', 'in', 'it'];
+const WORDS = [
+  'the',
+  'and',
+  'hello',
+  'world',
+  'gantry',
+  'token',
+  'stream',
+  'model',
+  'you',
+  'is',
+  'to',
+  'of',
+  'a',
+  'in',
+  'it',
+];
 const CHAT_CONTROL = ['<|im_start|>', '<|im_end|>'];
 const TAGS = ['<think>', '</think>', '<tool_call>', '</tool_call>'];
 const SPACE = '\u2581';

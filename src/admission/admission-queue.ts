@@ -132,7 +132,11 @@ export class AdmissionQueue implements ModelAdmission {
           timeout = this.scheduler.schedule(() => {
             this.line.leave(waiter);
             report('timed_out');
-            subscriber.error(new EngineError('overloaded', `Waited ${waitedMs} ms in the queue without a free slot.`, { code: 'queue_timeout' }));
+            subscriber.error(
+              new EngineError('overloaded', `Waited ${waitedMs} ms in the queue without a free slot.`, {
+                code: 'queue_timeout',
+              }),
+            );
           }, waitedMs);
         }
       }

@@ -11,7 +11,11 @@ const claimOf = (tenant: string, more: Partial<AdmissionClaim> = {}): AdmissionC
   ...more,
 });
 const labelOf = (entry: FairEntry | undefined) => (entry as (FairEntry & { label?: string }) | undefined)?.label;
-const entryOf = (tenant: string, more: Partial<AdmissionClaim> = {}, label?: string): FairEntry & { label?: string } => ({ claim: claimOf(tenant, more), label });
+const entryOf = (
+  tenant: string,
+  more: Partial<AdmissionClaim> = {},
+  label?: string,
+): FairEntry & { label?: string } => ({ claim: claimOf(tenant, more), label });
 
 /** A deterministic pseudo-random sequence (mulberry32), so that runs never differ. */
 function randomFrom(seed: number): () => number {
@@ -35,7 +39,11 @@ interface Running {
  * every tenant always has requests waiting (random prompt and output lengths). Returns the tokens
  * each tenant was served after the first tenth of the run.
  */
-function saturate(queue: FairQueue, tenants: Record<string, Partial<AdmissionClaim>>, { slots = 4, requests = 20_000, seed = 7 } = {}) {
+function saturate(
+  queue: FairQueue,
+  tenants: Record<string, Partial<AdmissionClaim>>,
+  { slots = 4, requests = 20_000, seed = 7 } = {},
+) {
   const random = randomFrom(seed);
   const served: Record<string, number> = Object.fromEntries(Object.keys(tenants).map((name) => [name, 0]));
   const lengths = new Map<FairEntry, { prompt: number; output: number }>();
@@ -88,7 +96,8 @@ describe('FairQueue', () => {
     const served = { long: 0, short: 0 };
     const requests = { long: 0, short: 0 };
     const sizes = { long: 1000, short: 50 };
-    const waiting = (tenant: 'long' | 'short') => queue.enqueue(entryOf(tenant, { promptTokens: sizes[tenant], maxTokens: 0 }));
+    const waiting = (tenant: 'long' | 'short') =>
+      queue.enqueue(entryOf(tenant, { promptTokens: sizes[tenant], maxTokens: 0 }));
     for (let index = 0; index < 4; index += 1) (['long', 'short'] as const).forEach(waiting);
     for (let index = 0; index < 4000; index += 1) {
       const entry = queue.dequeue()!;
@@ -104,7 +113,9 @@ describe('FairQueue', () => {
   });
 
   it('starves nobody: a tenant of weight 0.01 is served, and a newcomer goes ahead of 10,000 requests of another tenant', () => {
-    const light = sharesOf(saturate(new FairQueue(), { heavy: { weight: 100 }, light: { weight: 1 } }, { requests: 20_000 }));
+    const light = sharesOf(
+      saturate(new FairQueue(), { heavy: { weight: 100 }, light: { weight: 1 } }, { requests: 20_000 }),
+    );
     expect(light.light).toBeGreaterThan(0);
     expect(Math.abs(light.light - 1 / 101) / (1 / 101)).toBeLessThan(0.1);
 
@@ -139,7 +150,8 @@ describe('FairQueue', () => {
   it('admits a waiting request of a higher priority first, whatever service its tenant had', () => {
     const queue = new FairQueue();
     // The urgent tenant has been served a lot already.
-    for (let index = 0; index < 50; index += 1) queue.admitNow(entryOf('urgent', { priority: 5, promptTokens: 10_000 }));
+    for (let index = 0; index < 50; index += 1)
+      queue.admitNow(entryOf('urgent', { priority: 5, promptTokens: 10_000 }));
     queue.enqueue(entryOf('normal', {}, 'n1'));
     queue.enqueue(entryOf('urgent', { priority: 5 }, 'u1'));
     queue.enqueue(entryOf('normal', {}, 'n2'));
@@ -188,7 +200,9 @@ describe('FairQueue', () => {
   it('in fifo order admits by arrival alone, and a change of order keeps the arrival order', () => {
     const queue = new FairQueue('fifo');
     const labels = ['a1', 'a2', 'b1', 'a3', 'b2'];
-    labels.forEach((label) => queue.enqueue(entryOf(label[0], { background: label === 'a2', priority: label === 'b2' ? 9 : 0 }, label)));
+    labels.forEach((label) =>
+      queue.enqueue(entryOf(label[0], { background: label === 'a2', priority: label === 'b2' ? 9 : 0 }, label)),
+    );
     expect(labelOf(queue.dequeue())).toBe('a1');
     queue.setOrder('fair');
     const admitted: string[] = [];
@@ -199,7 +213,9 @@ describe('FairQueue', () => {
   it('costs O(log n) comparisons per operation with 10,000 waiting (counted, not timed)', () => {
     const costPerOperation = (waiting: number) => {
       const queue = new FairQueue();
-      const entries = Array.from({ length: waiting }, (_, index) => entryOf(`tenant-${index}`, { promptTokens: 1 + (index % 97) }));
+      const entries = Array.from({ length: waiting }, (_, index) =>
+        entryOf(`tenant-${index}`, { promptTokens: 1 + (index % 97) }),
+      );
       entries.forEach((entry) => queue.enqueue(entry));
       const before = queue.comparisons;
       let operations = 0;

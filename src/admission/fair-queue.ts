@@ -49,7 +49,9 @@ class TenantLane implements HeapItem {
 /** The tenants of one priority: those with waiting requests in a heap by service, then arrival. */
 class PriorityLevel {
   readonly lanes = new Map<string, TenantLane>();
-  readonly backlogged = new MinHeap<TenantLane>((a, b) => a.served < b.served || (a.served === b.served && a.next!.seq! < b.next!.seq!));
+  readonly backlogged = new MinHeap<TenantLane>(
+    (a, b) => a.served < b.served || (a.served === b.served && a.next!.seq! < b.next!.seq!),
+  );
   /** The service of the lane last admitted from here: where a tenant coming back from idle starts. */
   virtualTime = 0;
 
@@ -141,8 +143,10 @@ export class FairQueue {
     const lane = entry.lane;
     if (lane === undefined || entry.charged === undefined) return;
     const { claim } = entry;
-    const used = claim.served === undefined ? claim.promptTokens : claim.served.promptTokens + claim.served.completionTokens;
-    if (claim.served !== undefined) lane.meanOutput += (claim.served.completionTokens - lane.meanOutput) * OUTPUT_SMOOTHING;
+    const used =
+      claim.served === undefined ? claim.promptTokens : claim.served.promptTokens + claim.served.completionTokens;
+    if (claim.served !== undefined)
+      lane.meanOutput += (claim.served.completionTokens - lane.meanOutput) * OUTPUT_SMOOTHING;
     lane.served += Math.max(1, used) / lane.weight - entry.charged;
     lane.running -= 1;
     entry.charged = undefined;

@@ -40,7 +40,13 @@ export class ApiKeyRing {
       if (named === undefined) return { digest, caller: { keyId, tenant: unnamed, limitKey: keyId } };
       let tenant = tenants.get(named.name);
       if (tenant === undefined) {
-        tenant = new Tenant(named.name, named.weight, named.priority, mergeLimits(defaultLimits, named.limits), named.models);
+        tenant = new Tenant(
+          named.name,
+          named.weight,
+          named.priority,
+          mergeLimits(defaultLimits, named.limits),
+          named.models,
+        );
         tenants.set(named.name, tenant);
       }
       return { digest, caller: { keyId, tenant, limitKey: `tenant:${named.name}` } };

@@ -25,7 +25,11 @@ function metricsWithoutModels(): GantryMetrics {
   return new GantryMetrics({ list: () => [] } as unknown as ModelRegistry);
 }
 
-function guardFor(auth: Record<string, unknown>, store: LimitStore = new MemoryLimitStore(), metrics = metricsWithoutModels()): ApiKeyGuard {
+function guardFor(
+  auth: Record<string, unknown>,
+  store: LimitStore = new MemoryLimitStore(),
+  metrics = metricsWithoutModels(),
+): ApiKeyGuard {
   const config = parseConfig({ auth });
   return new ApiKeyGuard(config, ApiKeyRing.fromConfig(config.auth), new KeyLimiter(store, metrics), new Callers());
 }
@@ -112,12 +116,17 @@ describe('ApiKeyGuard', () => {
 
   it('refuses a missing or wrong key with an authentication error, and accepts a right one', async () => {
     const guard = guardFor({ apiKeys: ['sk-right'] });
-    expect(await refusal(guard, contextFor('/v1/messages', {}))).toMatchObject({ kind: 'authentication', code: 'missing_api_key' });
+    expect(await refusal(guard, contextFor('/v1/messages', {}))).toMatchObject({
+      kind: 'authentication',
+      code: 'missing_api_key',
+    });
     const wrong = await refusal(guard, contextFor('/v1/messages', { 'x-api-key': 'sk-wrong' }));
     expect(wrong).toMatchObject({ kind: 'authentication', code: 'invalid_api_key' });
     expect((wrong as Error).message).not.toContain('sk-wrong');
     await expect(activate(guard, contextFor('/v1/messages', { 'x-api-key': 'sk-right' }))).resolves.toBe(true);
-    await expect(activate(guard, contextFor('/v1/responses', { authorization: 'Bearer sk-right' }))).resolves.toBe(true);
+    await expect(activate(guard, contextFor('/v1/responses', { authorization: 'Bearer sk-right' }))).resolves.toBe(
+      true,
+    );
   });
 
   it('leaves probes and /metrics open unless protectHealth / protectMetrics say otherwise', async () => {
@@ -150,7 +159,12 @@ describe('ApiKeyGuard', () => {
       code: 'concurrency_limit_exceeded',
       retryAfterSeconds: 1,
     });
-    for (const url of ['/v1/messages/count_tokens', '/v1/responses/input_tokens', '/v1/models', '/v1/responses/resp_1']) {
+    for (const url of [
+      '/v1/messages/count_tokens',
+      '/v1/responses/input_tokens',
+      '/v1/models',
+      '/v1/responses/resp_1',
+    ]) {
       await expect(activate(guard, contextFor(url, { 'x-api-key': 'a' }))).resolves.toBe(true);
     }
     first.emit('close');
@@ -167,7 +181,11 @@ describe('ApiKeyGuard', () => {
       const warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       const store = new FailingStore();
       const metrics = metricsWithoutModels();
-      const guard = guardFor({ apiKeys: ['a'], limits: { requestsPerMinute: 1, concurrentStreams: 1 } }, store, metrics);
+      const guard = guardFor(
+        { apiKeys: ['a'], limits: { requestsPerMinute: 1, concurrentStreams: 1 } },
+        store,
+        metrics,
+      );
       for (let index = 0; index < 5; index += 1) {
         await expect(generate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
       }
@@ -180,7 +198,9 @@ describe('ApiKeyGuard', () => {
       expect(text).toContain('gantry_limit_store_errors_total{operation="connection"} 1');
       expect(text).toContain('gantry_limit_store_errors_total{operation="renew"} 1');
       expect(warn).toHaveBeenCalledTimes(1);
-      expect(String(warn.mock.calls[0][0])).toMatch(/^The limit store failed \(hit: Redis did not answer within 200 ms\); requests are let through/);
+      expect(String(warn.mock.calls[0][0])).toMatch(
+        /^The limit store failed \(hit: Redis did not answer within 200 ms\); requests are let through/,
+      );
     });
 
     it('lets the request through when its token budgets cannot be read, asking nothing more', async () => {

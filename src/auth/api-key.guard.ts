@@ -47,9 +47,13 @@ export class ApiKeyGuard implements CanActivate, RequestGuard {
 
     const presented = presentedKey(request.headers);
     if (presented === undefined) {
-      throw new GatewayError('authentication', 'Missing API key: send it as `Authorization: Bearer <key>` or `x-api-key: <key>`.', {
-        code: 'missing_api_key',
-      });
+      throw new GatewayError(
+        'authentication',
+        'Missing API key: send it as `Authorization: Bearer <key>` or `x-api-key: <key>`.',
+        {
+          code: 'missing_api_key',
+        },
+      );
     }
     const caller = this.ring.callerOf(presented);
     if (caller === undefined) throw new GatewayError('authentication', 'Invalid API key.', { code: 'invalid_api_key' });

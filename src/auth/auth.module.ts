@@ -17,7 +17,10 @@ function createLimitStore(limits: KeyLimitsConfig | undefined, instance: Instanc
       return instance ?? new MemoryLimitStore();
     case 'redis':
       // Resolved when the configuration was read (resolveRedisParts). Its failures reach the KeyLimiter, which counts them and logs at most one warning per interval.
-      return new RedisLimitStore(limits!.redis!.url!, { prefix: limits!.redis!.keyPrefix, commandTimeoutMs: limits!.redis!.timeoutMs });
+      return new RedisLimitStore(limits!.redis!.url!, {
+        prefix: limits!.redis!.keyPrefix,
+        commandTimeoutMs: limits!.redis!.timeoutMs,
+      });
   }
 }
 
@@ -25,12 +28,17 @@ function createLimitStore(limits: KeyLimitsConfig | undefined, instance: Instanc
 @Global()
 @Module({
   providers: [
-    { provide: ApiKeyRing, inject: [GatewayConfig], useFactory: (config: GatewayConfig) => ApiKeyRing.fromConfig(config.auth) },
+    {
+      provide: ApiKeyRing,
+      inject: [GatewayConfig],
+      useFactory: (config: GatewayConfig) => ApiKeyRing.fromConfig(config.auth),
+    },
     Callers,
     {
       provide: LimitStore,
       inject: [GatewayConfig, { token: InstanceLimitStore, optional: true }],
-      useFactory: (config: GatewayConfig, instance: InstanceLimitStore | undefined) => createLimitStore(config.auth.limits, instance),
+      useFactory: (config: GatewayConfig, instance: InstanceLimitStore | undefined) =>
+        createLimitStore(config.auth.limits, instance),
     },
     KeyLimiter,
     ApiKeyGuard,

@@ -60,10 +60,14 @@ export class KeyLimiter {
       // One failure is all a request waits for: it is let through without a slot either.
       if (window === FAILED) return;
       if (window.count > limits.requestsPerMinute) {
-        const error = new GatewayError('rate_limited', `${whose} is limited to ${limits.requestsPerMinute} requests per minute.`, {
-          code: 'rate_limit_exceeded',
-          retryAfterSeconds: Math.max(1, Math.ceil(window.resetInMs / 1000)),
-        });
+        const error = new GatewayError(
+          'rate_limited',
+          `${whose} is limited to ${limits.requestsPerMinute} requests per minute.`,
+          {
+            code: 'rate_limit_exceeded',
+            retryAfterSeconds: Math.max(1, Math.ceil(window.resetInMs / 1000)),
+          },
+        );
         throw this.refused(caller, 'requests_per_minute', error);
       }
     }
@@ -72,10 +76,14 @@ export class KeyLimiter {
       const lease = await this.attempt('acquire', () => this.store.acquire(slotKey, limits.concurrentStreams!));
       if (lease === FAILED) return;
       if (lease === undefined) {
-        const error = new GatewayError('rate_limited', `${whose} is limited to ${limits.concurrentStreams} concurrent requests.`, {
-          code: 'concurrency_limit_exceeded',
-          retryAfterSeconds: 1,
-        });
+        const error = new GatewayError(
+          'rate_limited',
+          `${whose} is limited to ${limits.concurrentStreams} concurrent requests.`,
+          {
+            code: 'concurrency_limit_exceeded',
+            retryAfterSeconds: 1,
+          },
+        );
         throw this.refused(caller, 'concurrent_streams', error);
       }
       this.releaseOnClose(slotKey, lease, response);
@@ -142,7 +150,8 @@ export class KeyLimiter {
 
   private failed(operation: LimitStoreOperation, error: Error): void {
     this.metrics.limitStoreErrors.inc({ operation });
-    const message = (more: string) => `The limit store failed (${operation}: ${error.message}); requests are let through without per-key limits${more}.`;
+    const message = (more: string) =>
+      `The limit store failed (${operation}: ${error.message}); requests are let through without per-key limits${more}.`;
     if (this.failures.failure(message)) this.warned = true;
   }
 }

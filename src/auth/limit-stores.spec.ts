@@ -87,8 +87,14 @@ function limitStoreContract(makeStore: () => LimitStore) {
     const results = await Promise.all(Array.from({ length: 50 }, () => limits.acquire(key, 10)));
     expect(results.filter((lease) => lease !== undefined)).toHaveLength(10);
     const hits = await Promise.all(Array.from({ length: 50 }, () => limits.hit(`rpm:${key}`, 60_000)));
-    expect(hits.map((hit) => hit.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
-    await Promise.all(Array.from({ length: 50 }, (_, index) => limits.charge([{ key: `tpm:${key}`, amount: index + 1, windowMs: 60_000 }])));
+    expect(hits.map((hit) => hit.count).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 50 }, (_, index) => index + 1),
+    );
+    await Promise.all(
+      Array.from({ length: 50 }, (_, index) =>
+        limits.charge([{ key: `tpm:${key}`, amount: index + 1, windowMs: 60_000 }]),
+      ),
+    );
     expect((await limits.peek([`tpm:${key}`]))[0].count).toBe(1275);
   });
 }

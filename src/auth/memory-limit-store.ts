@@ -18,7 +18,9 @@ export class MemoryLimitStore extends LimitStore {
     const now = this.now();
     return keys.map((key) => {
       const window = this.windows.get(key);
-      return window === undefined || window.resetAt <= now ? { count: 0, resetInMs: 0 } : { count: window.count, resetInMs: window.resetAt - now };
+      return window === undefined || window.resetAt <= now
+        ? { count: 0, resetInMs: 0 }
+        : { count: window.count, resetInMs: window.resetAt - now };
     });
   }
 

@@ -151,12 +151,16 @@ export class RedisLimitStore extends LimitStore {
   }
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
-    const [count, ttl] = await this.send(() => this.redis.eval(HIT, 1, this.prefix + key, windowMs) as Promise<[number, number]>);
+    const [count, ttl] = await this.send(
+      () => this.redis.eval(HIT, 1, this.prefix + key, windowMs) as Promise<[number, number]>,
+    );
     return { count, resetInMs: ttl };
   }
 
   async peek(keys: readonly string[]): Promise<WindowCount[]> {
-    const reply = await this.send(() => this.redis.eval(PEEK, keys.length, ...keys.map((key) => this.prefix + key)) as Promise<number[]>);
+    const reply = await this.send(
+      () => this.redis.eval(PEEK, keys.length, ...keys.map((key) => this.prefix + key)) as Promise<number[]>,
+    );
     return keys.map((_, index) => ({ count: reply[2 * index], resetInMs: reply[2 * index + 1] }));
   }
 
@@ -179,7 +183,10 @@ export class RedisLimitStore extends LimitStore {
     const deadline = this.redisLeadMs === undefined ? 0 : Math.floor(clock() + this.redisLeadMs + this.timeoutMs);
     const [taken] = await this.send(
       async () => {
-        const reply = (await this.redis.eval(ACQUIRE, 1, redisKey, max, lease, this.leaseTtlMs, deadline)) as [number, number];
+        const reply = (await this.redis.eval(ACQUIRE, 1, redisKey, max, lease, this.leaseTtlMs, deadline)) as [
+          number,
+          number,
+        ];
         this.redisLeadMs = Math.max(this.redisLeadMs ?? -Infinity, reply[1] - clock());
         return reply;
       },
@@ -213,7 +220,10 @@ export class RedisLimitStore extends LimitStore {
     clearInterval(this.renewal);
     // QUIT is answered after what was sent before it; a Redis that does not answer is not waited for.
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.redis.quit().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs * 2)))]);
+    await Promise.race([
+      this.redis.quit().catch(() => undefined),
+      new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs * 2))),
+    ]);
     clearTimeout(timer);
     this.redis.disconnect();
   }
@@ -221,7 +231,15 @@ export class RedisLimitStore extends LimitStore {
   private async renew(): Promise<void> {
     if (this.held.size === 0 || !this.usable) return;
     const leases = [...this.held.keys()];
-    await this.send(() => this.redis.eval(RENEW, leases.length, ...leases.map((lease) => this.held.get(lease)!), this.leaseTtlMs, ...leases));
+    await this.send(() =>
+      this.redis.eval(
+        RENEW,
+        leases.length,
+        ...leases.map((lease) => this.held.get(lease)!),
+        this.leaseTtlMs,
+        ...leases,
+      ),
+    );
   }
 
   private get usable(): boolean {
@@ -241,7 +259,10 @@ export class RedisLimitStore extends LimitStore {
    * unanswered; fails after the timeout without an answer. `late` sees an answer that came after
    * the timeout; `lost` a command that may have run but whose answer will never come.
    */
-  private async send<T>(command: () => Promise<T>, after: { late?: (reply: T) => void; lost?: () => void } = {}): Promise<T> {
+  private async send<T>(
+    command: () => Promise<T>,
+    after: { late?: (reply: T) => void; lost?: () => void } = {},
+  ): Promise<T> {
     await this.ready();
     if (this.redis.status !== 'ready') throw new Error(`Redis is not connected (${this.redis.status})`);
     if (this.stalled) throw new Error('Redis has not answered since a command timed out');
@@ -290,7 +311,14 @@ export class RedisLimitStore extends LimitStore {
     if (this.flushing || this.orphans.size === 0 || !this.usable) return;
     this.flushing = true;
     const batch = [...this.orphans].slice(0, RELEASE_BATCH);
-    this.send(() => this.redis.eval(RELEASE_MANY, batch.length, ...batch.map(([, redisKey]) => redisKey), ...batch.map(([lease]) => lease))).then(
+    this.send(() =>
+      this.redis.eval(
+        RELEASE_MANY,
+        batch.length,
+        ...batch.map(([, redisKey]) => redisKey),
+        ...batch.map(([lease]) => lease),
+      ),
+    ).then(
       () => {
         for (const [lease] of batch) this.orphans.delete(lease);
         this.flushing = false;

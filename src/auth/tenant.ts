@@ -32,7 +32,10 @@ export class Tenant {
 export const OPEN_TENANT = new Tenant(DEFAULT_TENANT_NAME);
 
 /** The limit fields set in `limits` (over `defaults`, field by field), or undefined when none is. */
-export function mergeLimits(defaults: TenantLimits | undefined, limits: TenantLimits | undefined): TenantLimits | undefined {
+export function mergeLimits(
+  defaults: TenantLimits | undefined,
+  limits: TenantLimits | undefined,
+): TenantLimits | undefined {
   const merged: Record<string, number> = {};
   for (const field of TENANT_LIMIT_FIELDS) {
     const value = limits?.[field] ?? defaults?.[field];
@@ -46,7 +49,9 @@ function modelPattern(models: readonly string[]): RegExp {
   const alternatives = models.map((glob) =>
     glob
       .split('')
-      .map((character) => (character === '*' ? '.*' : character === '?' ? '.' : character.replace(/[\\^$.|+()[\]{}-]/g, '\\$&')))
+      .map((character) =>
+        character === '*' ? '.*' : character === '?' ? '.' : character.replace(/[\\^$.|+()[\]{}-]/g, '\\$&'),
+      )
       .join(''),
   );
   return new RegExp(`^(?:${alternatives.join('|')})$`, 's');

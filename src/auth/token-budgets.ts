@@ -17,8 +17,10 @@ export interface TokenBudget {
 export function tokenBudgetsOf(caller: Caller): TokenBudget[] {
   const limits = caller.tenant.limits;
   const budgets: TokenBudget[] = [];
-  if (limits?.tokensPerMinute !== undefined) budgets.push({ key: `tpm:${caller.limitKey}`, limit: limits.tokensPerMinute, windowMs: MINUTE_MS, per: 'minute' });
-  if (limits?.tokensPerDay !== undefined) budgets.push({ key: `tpd:${caller.limitKey}`, limit: limits.tokensPerDay, windowMs: DAY_MS, per: 'day' });
+  if (limits?.tokensPerMinute !== undefined)
+    budgets.push({ key: `tpm:${caller.limitKey}`, limit: limits.tokensPerMinute, windowMs: MINUTE_MS, per: 'minute' });
+  if (limits?.tokensPerDay !== undefined)
+    budgets.push({ key: `tpd:${caller.limitKey}`, limit: limits.tokensPerDay, windowMs: DAY_MS, per: 'day' });
   return budgets;
 }
 
@@ -32,14 +34,20 @@ export function spentBudgetRefusal(
   budgets: readonly TokenBudget[],
   windows: readonly WindowCount[],
 ): { error: GatewayError; limit: 'tokens_per_minute' | 'tokens_per_day' } | undefined {
-  const spent = budgets.map((budget, index) => ({ budget, window: windows[index] })).filter(({ budget, window }) => window.count >= budget.limit);
+  const spent = budgets
+    .map((budget, index) => ({ budget, window: windows[index] }))
+    .filter(({ budget, window }) => window.count >= budget.limit);
   if (spent.length === 0) return undefined;
   const resetInMs = Math.max(...spent.map(({ window }) => window.resetInMs));
   const named = spent.map(({ budget }) => `${budget.limit} tokens per ${budget.per}`).join(' and ');
-  const error = new GatewayError('rate_limited', `${whose} has used its ${named}; budget returns when the window closes.`, {
-    code: 'token_limit_exceeded',
-    retryAfterSeconds: Math.max(1, Math.ceil(resetInMs / 1000)),
-  });
+  const error = new GatewayError(
+    'rate_limited',
+    `${whose} has used its ${named}; budget returns when the window closes.`,
+    {
+      code: 'token_limit_exceeded',
+      retryAfterSeconds: Math.max(1, Math.ceil(resetInMs / 1000)),
+    },
+  );
   return { error, limit: spent[0].budget.per === 'minute' ? 'tokens_per_minute' : 'tokens_per_day' };
 }
 

@@ -32,7 +32,11 @@ function instance(count: number, configured: Record<string, AdmissionLimits> = {
   return { primary, workers };
 }
 
-const limits = (maxConcurrency: number, maxQueue: number, queueTimeoutMs?: number): AdmissionLimits => ({ maxConcurrency, maxQueue, queueTimeoutMs });
+const limits = (maxConcurrency: number, maxQueue: number, queueTimeoutMs?: number): AdmissionLimits => ({
+  maxConcurrency,
+  maxQueue,
+  queueTimeoutMs,
+});
 
 /** Runs a ticket's work, recording when it starts and how it ends. */
 function runTicket(ticket: AdmissionTicket, name: string, log: string[]) {
@@ -52,7 +56,14 @@ async function reserve(admission: ModelAdmission, model = 'm', claim?: Admission
   return admission.reserve(model, claim);
 }
 
-const claimOf = (tenant: string, promptTokens = 100): AdmissionClaim => ({ tenant, weight: 1, priority: 0, background: false, promptTokens, maxTokens: 0 });
+const claimOf = (tenant: string, promptTokens = 100): AdmissionClaim => ({
+  tenant,
+  weight: 1,
+  priority: 0,
+  background: false,
+  promptTokens,
+  maxTokens: 0,
+});
 
 describe('admission for the instance, through the primary', () => {
   it('admits maxConcurrency requests across workers and refuses the rest before they run', async () => {
@@ -63,7 +74,8 @@ describe('admission for the instance, through the primary', () => {
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(2);
     const refusals = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
     expect(refusals).toHaveLength(6);
-    for (const refusal of refusals) expect(refusal).toMatchObject({ kind: 'overloaded', code: 'queue_full', retryAfterSeconds: 1 });
+    for (const refusal of refusals)
+      expect(refusal).toMatchObject({ kind: 'overloaded', code: 'queue_full', retryAfterSeconds: 1 });
     expect(primary.totals).toEqual({ running: 2, queued: 0 });
     expect(admissions[0].running + admissions[1].running).toBe(2);
   });
@@ -101,7 +113,8 @@ describe('admission for the instance, through the primary', () => {
     const [a, b] = workers.map((worker) => worker.admission.admissionFor('m', limits(1, 20)));
     const log: string[] = [];
     const noisy = [];
-    for (let index = 0; index < 4; index += 1) noisy.push(runTicket(await reserve(a, 'm', claimOf('noisy')), `noisy-${index}`, log));
+    for (let index = 0; index < 4; index += 1)
+      noisy.push(runTicket(await reserve(a, 'm', claimOf('noisy')), `noisy-${index}`, log));
     const quietClaim = claimOf('quiet');
     const quiet = runTicket(await reserve(b, 'm', quietClaim), 'quiet', log);
     await settle();

@@ -28,7 +28,9 @@ export class ClusterAdmission extends AdmissionCoordinator {
   constructor(private readonly channel: IpcChannel) {
     super();
     channel.on<{ ticket: number }>('admitted', ({ ticket }) => this.tickets.get(ticket)?.admit());
-    channel.on<{ ticket: number; message: string }>('timedOut', ({ ticket, message }) => this.tickets.get(ticket)?.timeOut(message));
+    channel.on<{ ticket: number; message: string }>('timedOut', ({ ticket, message }) =>
+      this.tickets.get(ticket)?.timeOut(message),
+    );
   }
 
   admissionFor(_model: string, limits: AdmissionLimits): ModelAdmission {
@@ -50,7 +52,12 @@ export class ClusterAdmission extends AdmissionCoordinator {
    * its refusal. The claim goes with it (the primary's queue orders by it), and its `served`
    * tokens with the release (they settle the tenant's charge there).
    */
-  async reserve(model: string, limits: AdmissionLimits, tally: TicketTally, claim?: AdmissionClaim): Promise<AdmissionTicket> {
+  async reserve(
+    model: string,
+    limits: AdmissionLimits,
+    tally: TicketTally,
+    claim?: AdmissionClaim,
+  ): Promise<AdmissionTicket> {
     const id = (this.nextTicket += 1);
     const ticket = new RemoteTicket(tally, () => {
       this.tickets.delete(id);

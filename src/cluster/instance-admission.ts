@@ -45,7 +45,14 @@ export class InstanceAdmission {
    * `workerLimits` serve a model the primary's configuration does not have (yet, or any more).
    * `claim`: the request's tenant class and charge (the worker's, as it identified the caller).
    */
-  reserve(worker: number, ticket: number, model: string, workerLimits: AdmissionLimits, holder: TicketHolder, claim: AdmissionClaim = defaultClaim()): void {
+  reserve(
+    worker: number,
+    ticket: number,
+    model: string,
+    workerLimits: AdmissionLimits,
+    holder: TicketHolder,
+    claim: AdmissionClaim = defaultClaim(),
+  ): void {
     const queue = this.queueFor(model, workerLimits);
     queue.checkCapacity(model);
     const key = ticketKey(worker, ticket);

@@ -21,7 +21,10 @@ export type ChannelMessage =
 /** The channel is gone: the other process exited, or is exiting. */
 export class ChannelClosedError extends GatewayError {
   constructor() {
-    super('unavailable', 'This gateway instance is shutting down; retry shortly.', { code: 'shutting_down', retryAfterSeconds: 1 });
+    super('unavailable', 'This gateway instance is shutting down; retry shortly.', {
+      code: 'shutting_down',
+      retryAfterSeconds: 1,
+    });
   }
 }
 
@@ -134,12 +137,22 @@ function isChannelMessage(message: unknown): message is ChannelMessage {
 /** A failure as it crosses the channel (anything but a GatewayError travels as `internal`). */
 export function toWire(error: unknown): WireError {
   if (error instanceof GatewayError) {
-    return { kind: error.kind, message: error.message, code: error.code, param: error.param, retryAfterSeconds: error.retryAfterSeconds };
+    return {
+      kind: error.kind,
+      message: error.message,
+      code: error.code,
+      param: error.param,
+      retryAfterSeconds: error.retryAfterSeconds,
+    };
   }
   return { kind: 'internal', message: (error as Error)?.message ?? String(error) };
 }
 
 /** A failure that crossed the channel, a GatewayError again. */
 export function fromWire(error: WireError): GatewayError {
-  return new GatewayError(error.kind, error.message, { code: error.code, param: error.param, retryAfterSeconds: error.retryAfterSeconds });
+  return new GatewayError(error.kind, error.message, {
+    code: error.code,
+    param: error.param,
+    retryAfterSeconds: error.retryAfterSeconds,
+  });
 }

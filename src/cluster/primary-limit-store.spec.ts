@@ -58,9 +58,11 @@ describe('per-key limits of store: memory across workers (PrimaryLimitStore, Ins
   });
 
   it('fails a call when the primary is gone (the limiter then lets the request through)', async () => {
-    const store = new PrimaryLimitStore(new IpcChannel(() => {
-      throw new Error('channel closed');
-    }));
+    const store = new PrimaryLimitStore(
+      new IpcChannel(() => {
+        throw new Error('channel closed');
+      }),
+    );
     await expect(store.hit('rpm:k', 1000)).rejects.toMatchObject({ kind: 'unavailable' });
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../test/support/gateway.js';
-import { events, failureOf, follow, responseStoreContract, sequences, startedRecord } from '../../test/support/response-store-contract.js';
+import {
+  events,
+  failureOf,
+  follow,
+  responseStoreContract,
+  sequences,
+  startedRecord,
+} from '../../test/support/response-store-contract.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { MemoryResponseStoreOptions } from '../stored-responses/memory-response-store.js';
 import { InstanceResponses } from './instance-responses.js';

@@ -13,7 +13,8 @@ import { ChannelClosedError, fromWire, type IpcChannel } from './ipc-channel.js'
 import type { StoredEventsMessage, SubscriptionEnd } from './worker-protocol.js';
 
 /** A subscription of this worker served by the primary: a follower of an event log, or a cancel listener. */
-type Remote = { kind: 'events'; subscriber: Subscriber<StoredEvent> } | { kind: 'cancel'; subscriber: Subscriber<void> };
+type Remote =
+  { kind: 'events'; subscriber: Subscriber<StoredEvent> } | { kind: 'cancel'; subscriber: Subscriber<void> };
 
 /**
  * `responses.store: memory` in a worker of several: the responses live in the primary, one store
@@ -57,7 +58,9 @@ export class PrimaryResponseStore extends InstanceResponseStore {
   }
 
   async items(ids: readonly string[], maxBytes?: number): Promise<Map<string, StoredItem>> {
-    return new Map(await this.call<Array<[string, StoredItem]>>('responses.items', { ids, maxBytes: maxBytes ?? null }));
+    return new Map(
+      await this.call<Array<[string, StoredItem]>>('responses.items', { ids, maxBytes: maxBytes ?? null }),
+    );
   }
 
   delete(id: string): Promise<boolean> {
@@ -105,7 +108,11 @@ export class PrimaryResponseStore extends InstanceResponseStore {
     }
   }
 
-  private subscription<T>(remote: (subscriber: Subscriber<T>) => Remote, method: string, params: Record<string, unknown>): Observable<T> {
+  private subscription<T>(
+    remote: (subscriber: Subscriber<T>) => Remote,
+    method: string,
+    params: Record<string, unknown>,
+  ): Observable<T> {
     return new Observable<T>((subscriber) => {
       const subscription = (this.nextSubscription += 1);
       this.remotes.set(subscription, remote(subscriber));

@@ -1,7 +1,15 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Stats } from 'node:fs';
 import { pino, type Logger } from 'pino';
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Registry,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from 'prom-client';
 import type { AdmissionLimits } from '../admission/admission-queue.js';
 import { ConfigError } from '../config/config-error.js';
 import type { ConfigSources } from '../config/config-loader.js';
@@ -86,7 +94,9 @@ class Primary {
     private readonly options: PrimaryOptions,
   ) {
     this.running = config;
-    this.logger = pino({ level: config.observability.logging.level }, pino.destination({ dest: 1, sync: true })).child({ context: 'Gantry' });
+    this.logger = pino({ level: config.observability.logging.level }, pino.destination({ dest: 1, sync: true })).child({
+      context: 'Gantry',
+    });
     this.admission = new InstanceAdmission(this.limitsOf(config));
     const stored = config.responses;
     if (stored.store === 'memory') {
@@ -107,7 +117,11 @@ class Primary {
         this.set([...links.values()].filter((link) => link.ready).length);
       },
     });
-    this.restarts = new Counter({ name: 'gantry_worker_restarts_total', help: 'Workers started again after one died.', registers: [this.registry] });
+    this.restarts = new Counter({
+      name: 'gantry_worker_restarts_total',
+      help: 'Workers started again after one died.',
+      registers: [this.registry],
+    });
   }
 
   start(): void {
@@ -118,7 +132,8 @@ class Primary {
     for (const warning of startWarnings(this.running)) this.logger.warn(warning);
     for (let index = 0; index < this.options.workers; index += 1) this.fork();
     const file = this.options.sources.file;
-    if (this.options.watch && file !== undefined) this.unwatch = watchConfigFile(file, () => this.reload(), { since: this.options.since });
+    if (this.options.watch && file !== undefined)
+      this.unwatch = watchConfigFile(file, () => this.reload(), { since: this.options.since });
   }
 
   private fork(): void {
@@ -128,9 +143,19 @@ class Primary {
         if (!worker.isConnected()) throw new Error('the worker is gone');
         worker.send(message);
       },
-      (error, type) => this.logger.error(`Handling '${type}' from worker ${worker.process.pid} failed: ${(error as Error)?.stack ?? String(error)}`),
+      (error, type) =>
+        this.logger.error(
+          `Handling '${type}' from worker ${worker.process.pid} failed: ${(error as Error)?.stack ?? String(error)}`,
+        ),
     );
-    const link: WorkerLink = { worker, channel, pid: worker.process.pid ?? 0, forkedAt: Date.now(), ready: false, version: -1 };
+    const link: WorkerLink = {
+      worker,
+      channel,
+      pid: worker.process.pid ?? 0,
+      forkedAt: Date.now(),
+      ready: false,
+      version: -1,
+    };
     this.links.set(worker.id, link);
     worker.on('message', (message) => channel.receive(message));
     // A message that could not be sent (the worker is exiting) is the exit's business, not a crash.
@@ -170,7 +195,9 @@ class Primary {
     this.announced = true;
     const { host } = this.running.server;
     const models = this.running.models.map((model) => `${model.name} (${model.engine})`).join(', ');
-    process.stdout.write(`Gantry listening on http://${host}:${port} — models: ${models} — workers: ${this.options.workers}\n`);
+    process.stdout.write(
+      `Gantry listening on http://${host}:${port} — models: ${models} — workers: ${this.options.workers}\n`,
+    );
   }
 
   /**
@@ -201,7 +228,8 @@ class Primary {
       return;
     }
     if (!this.announced) {
-      if (this.refusal === undefined) this.logger.error(`Worker ${link.pid} exited (${how}) before the instance was up; stopping.`);
+      if (this.refusal === undefined)
+        this.logger.error(`Worker ${link.pid} exited (${how}) before the instance was up; stopping.`);
       this.exitCode = 1;
       this.stopAll('SIGKILL');
       return;
@@ -233,7 +261,9 @@ class Primary {
     for (const link of this.links.values()) link.channel.notify('drain');
     if (this.links.size === 0) return this.exit();
     setTimeout(() => {
-      this.logger.error(`Workers still running ${this.running.shutdown.drainMs + EXIT_GRACE_MS} ms after the drain began; killing them.`);
+      this.logger.error(
+        `Workers still running ${this.running.shutdown.drainMs + EXIT_GRACE_MS} ms after the drain began; killing them.`,
+      );
       this.exitCode = 1;
       this.stopAll('SIGKILL');
     }, this.running.shutdown.drainMs + EXIT_GRACE_MS).unref();
@@ -259,18 +289,24 @@ class Primary {
     // A reload that throws is logged, never an unhandled rejection (which would end the instance).
     this.reloads = this.reloads
       .then(() => this.reloadNow())
-      .catch((error: unknown) => this.logger.error(`Configuration reload failed: ${(error as Error)?.stack ?? String(error)}`));
+      .catch((error: unknown) =>
+        this.logger.error(`Configuration reload failed: ${(error as Error)?.stack ?? String(error)}`),
+      );
   }
 
   private async reloadNow(): Promise<void> {
     const file = this.options.sources.file;
     if (file === undefined) {
-      this.logger.warn('SIGHUP: there is no configuration file to re-read (start with --config FILE or GANTRY_CONFIG).');
+      this.logger.warn(
+        'SIGHUP: there is no configuration file to re-read (start with --config FILE or GANTRY_CONFIG).',
+      );
       return;
     }
     let next: GatewayConfig;
     try {
-      next = await readReloadedConfig({ ...this.options.sources, file }, (reason, delayMs) => this.logger.warn(unfinishedMessage(file, reason, delayMs)));
+      next = await readReloadedConfig({ ...this.options.sources, file }, (reason, delayMs) =>
+        this.logger.warn(unfinishedMessage(file, reason, delayMs)),
+      );
     } catch (error) {
       this.logger.error(refusedMessage(error instanceof ConfigError ? error.message : (error as Error).message));
       return;
@@ -278,10 +314,14 @@ class Primary {
     const serving = [...this.links.values()].filter((link) => link.ready);
     const version = this.version + 1;
     const outcomes = await Promise.all(serving.map((link) => this.reloadWorker(link, plain(next), version)));
-    const applied = outcomes.flatMap((outcome) => (outcome !== undefined && 'changes' in outcome ? [outcome.changes] : []));
+    const applied = outcomes.flatMap((outcome) =>
+      outcome !== undefined && 'changes' in outcome ? [outcome.changes] : [],
+    );
     if (serving.length > 0 && applied.length === 0) {
       // The workers validate the models by their kinds, and run the same code: they refuse alike.
-      const refusal = outcomes.find((outcome): outcome is { refused: string } => outcome !== undefined && 'refused' in outcome);
+      const refusal = outcomes.find(
+        (outcome): outcome is { refused: string } => outcome !== undefined && 'refused' in outcome,
+      );
       if (refusal) this.logger.error(refusedMessage(refusal.refused));
       return;
     }
@@ -293,7 +333,8 @@ class Primary {
     this.admission.reconfigure(this.limitsOf(this.running));
     // Workers that became ready while the others applied it.
     for (const link of this.links.values()) {
-      if (link.ready && link.version !== version && !serving.includes(link)) void this.reloadWorker(link, plain(this.running), version);
+      if (link.ready && link.version !== version && !serving.includes(link))
+        void this.reloadWorker(link, plain(this.running), version);
     }
     const changes = applied[0] ?? { added: [], changed: [], removed: [] };
     this.logger.info(reloadedMessage(file, changes, ` on ${applied.length} of ${serving.length} workers`, liveKeys));
@@ -309,7 +350,9 @@ class Primary {
     serving.forEach((link, index) => {
       const outcome = outcomes[index];
       if (outcome === undefined || !('refused' in outcome)) return;
-      this.logger.error(`Worker ${link.pid} refused the configuration the other workers applied; it is replaced by one that runs it. ${outcome.refused}`);
+      this.logger.error(
+        `Worker ${link.pid} refused the configuration the other workers applied; it is replaced by one that runs it. ${outcome.refused}`,
+      );
       link.channel.notify('drain');
     });
   }
@@ -331,9 +374,13 @@ class Primary {
     try {
       const outcome = await Promise.race([applied, late]);
       if (outcome !== 'late') return outcome;
-      this.logger.error(`Worker ${link.pid} did not answer the reload within ${timeoutMs} ms (server.reloadTimeoutMs); it runs the configuration it had until it does.`);
+      this.logger.error(
+        `Worker ${link.pid} did not answer the reload within ${timeoutMs} ms (server.reloadTimeoutMs); it runs the configuration it had until it does.`,
+      );
       applied.then(
-        (answer) => 'changes' in answer && this.logger.warn(`Worker ${link.pid} applied the configuration ${Date.now() - asked} ms after the reload.`),
+        (answer) =>
+          'changes' in answer &&
+          this.logger.warn(`Worker ${link.pid} applied the configuration ${Date.now() - asked} ms after the reload.`),
         () => undefined,
       );
       return undefined;
@@ -348,7 +395,11 @@ class Primary {
   /** Every serving worker's series and the primary's own, summed as Prometheus text. */
   private async metricsText(): Promise<string> {
     const serving = [...this.links.values()].filter((link) => link.ready);
-    const parts = await Promise.all(serving.map((link) => withTimeout(link.channel.call<MetricObjectWithValues<MetricValue<string>>[]>('collect'), COLLECT_TIMEOUT_MS)));
+    const parts = await Promise.all(
+      serving.map((link) =>
+        withTimeout(link.channel.call<MetricObjectWithValues<MetricValue<string>>[]>('collect'), COLLECT_TIMEOUT_MS),
+      ),
+    );
     const collected = parts.filter((part) => part !== undefined);
     collected.push(await this.registry.getMetricsAsJSON());
     return AggregatorRegistry.aggregate(collected).metrics();

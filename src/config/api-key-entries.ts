@@ -1,4 +1,11 @@
-import { isApiKeySource, readApiKeySource, readTextFile, type ApiKeySource, type EnvironmentVariables, type FileReader } from './api-key-sources.js';
+import {
+  isApiKeySource,
+  readApiKeySource,
+  readTextFile,
+  type ApiKeySource,
+  type EnvironmentVariables,
+  type FileReader,
+} from './api-key-sources.js';
 import { DEFAULT_TENANT_NAME, NamedApiKeyConfig } from './tenant-config.js';
 
 /** An `auth.apiKeys` entry: a plain key source (an unnamed key) or a named key (a tenant). */
@@ -35,9 +42,13 @@ export function resolveApiKeyEntries(
     if (named) {
       const earlier = names.get(named.name);
       if (named.name === DEFAULT_TENANT_NAME) {
-        problems.push(`auth.apiKeys[${index}].name: ${DEFAULT_TENANT_NAME} is the tenant of the keys without a name; choose another name`);
+        problems.push(
+          `auth.apiKeys[${index}].name: ${DEFAULT_TENANT_NAME} is the tenant of the keys without a name; choose another name`,
+        );
       } else if (earlier !== undefined) {
-        problems.push(`auth.apiKeys[${index}].name: ${named.name} is already the name of auth.apiKeys[${earlier}] (names must be unique)`);
+        problems.push(
+          `auth.apiKeys[${index}].name: ${named.name} is already the name of auth.apiKeys[${earlier}] (names must be unique)`,
+        );
       } else {
         names.set(named.name, index);
       }
@@ -45,7 +56,12 @@ export function resolveApiKeyEntries(
     const source = named ? named.key : entry;
     // A malformed entry is named by the validation already.
     if (!isApiKeySource(source)) return;
-    const read = readApiKeySource(source, named ? `auth.apiKeys[${index}].key` : `auth.apiKeys[${index}]`, env, readFile);
+    const read = readApiKeySource(
+      source,
+      named ? `auth.apiKeys[${index}].key` : `auth.apiKeys[${index}]`,
+      env,
+      readFile,
+    );
     if (typeof read === 'string') {
       problems.push(read);
       return;

@@ -6,14 +6,15 @@ import { configProblemsOf } from '../../test/support/config-problems.js';
 import { resolveApiKeyEntries } from './api-key-entries.js';
 import { parseConfig } from './config-loader.js';
 
-
 describe('auth.apiKeys sources', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gantry-keys-'));
   const keyFile = join(dir, 'keys.txt');
   writeFileSync(keyFile, '# rotated 2026-01\nsk-file-one\n\n  sk-file-two  \r\n');
 
   it('reads literal keys, environment variables and key files (one key per line, # comments)', () => {
-    const resolved = resolveApiKeyEntries(['sk-literal', { env: 'GANTRY_TEST_KEY' }, { file: keyFile }], { GANTRY_TEST_KEY: ' sk-env ' });
+    const resolved = resolveApiKeyEntries(['sk-literal', { env: 'GANTRY_TEST_KEY' }, { file: keyFile }], {
+      GANTRY_TEST_KEY: ' sk-env ',
+    });
     const { problems } = resolved;
     const keys = resolved.keys.map(({ key }) => key);
     expect(problems).toEqual([]);
@@ -23,7 +24,10 @@ describe('auth.apiKeys sources', () => {
   it('treats an unset variable, a missing file or an empty file as a problem, never as "no keys"', () => {
     const empty = join(dir, 'empty.txt');
     writeFileSync(empty, '# nothing yet\n\n');
-    const { keys, problems } = resolveApiKeyEntries([{ env: 'GANTRY_UNSET' }, { file: join(dir, 'missing.txt') }, { file: empty }], {});
+    const { keys, problems } = resolveApiKeyEntries(
+      [{ env: 'GANTRY_UNSET' }, { file: join(dir, 'missing.txt') }, { file: empty }],
+      {},
+    );
     expect(keys).toEqual([]);
     expect(problems).toEqual([
       'auth.apiKeys[0]: the environment variable GANTRY_UNSET is not set or empty',
@@ -41,8 +45,12 @@ describe('auth.apiKeys sources', () => {
   });
 
   it('validates limits: a redis store needs a URL, limits need keys', () => {
-    expect(configProblemsOf({ auth: { apiKeys: ['k'], limits: { store: 'redis' } } })[0]).toMatch(/auth.limits.store is redis but no Redis is configured: set redis.url/);
-    expect(configProblemsOf({ auth: { limits: { requestsPerMinute: 5 } } })).toEqual(['auth.limits applies per API key: set auth.apiKeys too']);
+    expect(configProblemsOf({ auth: { apiKeys: ['k'], limits: { store: 'redis' } } })[0]).toMatch(
+      /auth.limits.store is redis but no Redis is configured: set redis.url/,
+    );
+    expect(configProblemsOf({ auth: { limits: { requestsPerMinute: 5 } } })).toEqual([
+      'auth.limits applies per API key: set auth.apiKeys too',
+    ]);
     const config = parseConfig({ auth: { apiKeys: ['k'], limits: { concurrentStreams: 2 } } });
     expect(config.auth.limits).toMatchObject({ concurrentStreams: 2, store: 'memory' });
     expect(config.auth).toMatchObject({ protectHealth: false, protectMetrics: false });
@@ -50,7 +58,12 @@ describe('auth.apiKeys sources', () => {
 
   it('defaults the server, limits and shutdown settings so that long streams are never cut', () => {
     const config = parseConfig({});
-    expect(config.server).toMatchObject({ requestTimeoutMs: 0, keepAliveTimeoutMs: 65_000, headersTimeoutMs: 60_000, maxBufferedBytesPerStream: 4 * 1024 * 1024 });
+    expect(config.server).toMatchObject({
+      requestTimeoutMs: 0,
+      keepAliveTimeoutMs: 65_000,
+      headersTimeoutMs: 60_000,
+      maxBufferedBytesPerStream: 4 * 1024 * 1024,
+    });
     expect(config.shutdown.drainMs).toBe(10_000);
     expect(config.limits).toMatchObject({ maxJsonDepth: 64 });
     expect(config.limits.maxMessages).toBeUndefined();
@@ -73,7 +86,13 @@ describe('auth.apiKeys named keys (tenants)', () => {
         limits: { requestsPerMinute: 60 },
       },
     });
-    expect(config.auth.apiKeys[1]).toMatchObject({ name: 'team-a', weight: 3, priority: 1, models: ['llama-*'], limits: { tokensPerDay: 1000 } });
+    expect(config.auth.apiKeys[1]).toMatchObject({
+      name: 'team-a',
+      weight: 3,
+      priority: 1,
+      models: ['llama-*'],
+      limits: { tokensPerDay: 1000 },
+    });
     expect(config.auth.apiKeys[2]).toMatchObject({ name: 'team-b', weight: 1, priority: 0 });
     const { keys, problems } = resolveApiKeyEntries(config.auth.apiKeys);
     expect(problems).toEqual([]);
@@ -90,7 +109,13 @@ describe('auth.apiKeys named keys (tenants)', () => {
     writeFileSync(twice, 'sk-dup\nsk-other\nsk-dup\n');
     const problems = configProblemsOf({
       auth: {
-        apiKeys: ['sk-same', { name: 'team-a', key: 'sk-same' }, { name: 'team-a', key: 'sk-x' }, { name: 'default', key: 'sk-y' }, { name: 'c', key: { file: twice } }],
+        apiKeys: [
+          'sk-same',
+          { name: 'team-a', key: 'sk-same' },
+          { name: 'team-a', key: 'sk-x' },
+          { name: 'default', key: 'sk-y' },
+          { name: 'c', key: { file: twice } },
+        ],
       },
     });
     expect(problems).toEqual([
@@ -105,7 +130,19 @@ describe('auth.apiKeys named keys (tenants)', () => {
   it('names the field at fault in a named key', () => {
     expect(
       configProblemsOf({
-        auth: { apiKeys: [{ name: 'bad name', key: 'k1', weight: 0, priority: 1.5, models: [], limits: { tokensPerMinute: 0 }, colour: 'red' }] },
+        auth: {
+          apiKeys: [
+            {
+              name: 'bad name',
+              key: 'k1',
+              weight: 0,
+              priority: 1.5,
+              models: [],
+              limits: { tokensPerMinute: 0 },
+              colour: 'red',
+            },
+          ],
+        },
       }),
     ).toEqual([
       'auth.apiKeys[0].colour: unknown field (should not exist)',
@@ -118,9 +155,9 @@ describe('auth.apiKeys named keys (tenants)', () => {
     expect(configProblemsOf({ auth: { apiKeys: [{ name: 'a', key: { vault: 'x' } }] } })).toEqual([
       'auth.apiKeys[0].key must be a key (a non-empty string), { env: NAME } or { file: PATH }',
     ]);
-    expect(configProblemsOf({ auth: { apiKeys: [{ name: 'a', key: { env: 'GANTRY_SURELY_UNSET_TENANT_KEY' } }] } })).toEqual([
-      'auth.apiKeys[0].key: the environment variable GANTRY_SURELY_UNSET_TENANT_KEY is not set or empty',
-    ]);
+    expect(
+      configProblemsOf({ auth: { apiKeys: [{ name: 'a', key: { env: 'GANTRY_SURELY_UNSET_TENANT_KEY' } }] } }),
+    ).toEqual(['auth.apiKeys[0].key: the environment variable GANTRY_SURELY_UNSET_TENANT_KEY is not set or empty']);
   });
 
   it('reads token limits in auth.limits too', () => {

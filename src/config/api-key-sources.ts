@@ -52,7 +52,12 @@ export const readTextFile: FileReader = (path) => readFileSync(path, 'utf8');
  * nothing (an unset variable, a missing or empty file) is a problem, not an empty list: a typo
  * must never turn a protected gateway into an open one.
  */
-export function readApiKeySource(source: ApiKeySource, where: string, env: EnvironmentVariables, readFile: FileReader): SourcedKey[] | string {
+export function readApiKeySource(
+  source: ApiKeySource,
+  where: string,
+  env: EnvironmentVariables,
+  readFile: FileReader,
+): SourcedKey[] | string {
   if (typeof source === 'string') return [{ key: source.trim(), where }];
   if ('env' in source) {
     const value = env[source.env]?.trim();
@@ -67,7 +72,8 @@ export function readApiKeySource(source: ApiKeySource, where: string, env: Envir
   const keys: SourcedKey[] = [];
   text.split(/\r?\n/).forEach((line, index) => {
     const key = line.trim();
-    if (key.length > 0 && !key.startsWith('#')) keys.push({ key, where: `${where} (${source.file} line ${index + 1})` });
+    if (key.length > 0 && !key.startsWith('#'))
+      keys.push({ key, where: `${where} (${source.file} line ${index + 1})` });
   });
   return keys.length > 0 ? keys : `${where}: the key file ${source.file} holds no key`;
 }

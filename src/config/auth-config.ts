@@ -1,5 +1,16 @@
 import { Transform, Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Min, ValidateBy, ValidateNested } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Min,
+  ValidateBy,
+  ValidateNested,
+} from 'class-validator';
 import type { ApiKeyEntry } from './api-key-entries.js';
 import { isApiKeySource } from './api-key-sources.js';
 import { PartRedisConfig } from './redis-config.js';

@@ -10,13 +10,23 @@ import { TENANT_LIMIT_FIELDS } from './tenant-config.js';
  * response stores, plugins, the loggers and tracers built from it), so a change to one waits for a
  * restart and is named in a warning.
  */
-export const LIVE_KEYS: readonly string[] = ['models', 'auth.apiKeys', 'auth.protectHealth', 'auth.protectMetrics', ...TENANT_LIMIT_FIELDS.map((field) => `auth.limits.${field}`)];
+export const LIVE_KEYS: readonly string[] = [
+  'models',
+  'auth.apiKeys',
+  'auth.protectHealth',
+  'auth.protectMetrics',
+  ...TENANT_LIMIT_FIELDS.map((field) => `auth.limits.${field}`),
+];
 
 /** JSON with every object's keys sorted: equal for two values that differ only in key order. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) =>
     inner !== null && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.keys(inner).sort().map((key) => [key, (inner as Record<string, unknown>)[key]]))
+      ? Object.fromEntries(
+          Object.keys(inner)
+            .sort()
+            .map((key) => [key, (inner as Record<string, unknown>)[key]]),
+        )
       : inner,
   );
 }
@@ -40,7 +50,9 @@ export function keysNeedingRestart(running: GatewayConfig, next: GatewayConfig):
 
 /** The changed keys of `next` that a running gateway applies, besides its models (for the reload's log line). */
 export function liveKeysChanged(running: GatewayConfig, next: GatewayConfig): string[] {
-  return changedPaths(withLimitDefaults(running), withLimitDefaults(next)).filter((path) => isLive(path) && !path.startsWith('models'));
+  return changedPaths(withLimitDefaults(running), withLimitDefaults(next)).filter(
+    (path) => isLive(path) && !path.startsWith('models'),
+  );
 }
 
 /**
@@ -49,7 +61,8 @@ export function liveKeysChanged(running: GatewayConfig, next: GatewayConfig): st
  */
 export function applyLiveKeys(running: GatewayConfig, next: GatewayConfig): void {
   running.models = next.models;
-  const values = next.auth.limits && Object.fromEntries(TENANT_LIMIT_FIELDS.map((field) => [field, next.auth.limits![field]]));
+  const values =
+    next.auth.limits && Object.fromEntries(TENANT_LIMIT_FIELDS.map((field) => [field, next.auth.limits![field]]));
   const limits = values && Object.assign(new KeyLimitsConfig(), running.auth.limits, values);
   running.auth = Object.assign(new AuthConfig(), next.auth, { limits });
 }

@@ -8,7 +8,6 @@ import { LlamaModelConfig } from '../engines/llama/llama-model-config.js';
 import { StubModelConfig } from '../engines/stub/stub-model-config.js';
 import { loadConfig } from './config-loader.js';
 
-
 describe('configuration', () => {
   it('defaults to the stub model on 127.0.0.1:8000 with chunk keep-alives every 15 s', () => {
     const config = loadConfig({});
@@ -28,40 +27,66 @@ describe('configuration', () => {
   });
 
   it('reads an http model with its timeouts and pool defaults, and names a bad upstream', () => {
-    const config = parseConfig({ models: [{ name: 'fleet', engine: 'http', upstreams: ['http://10.0.0.5:8000/v1', 'http://vllm-b:8000/v1'] }] });
+    const config = parseConfig({
+      models: [{ name: 'fleet', engine: 'http', upstreams: ['http://10.0.0.5:8000/v1', 'http://vllm-b:8000/v1'] }],
+    });
     const model = config.models[0] as HttpModelConfig;
     expect(model).toBeInstanceOf(HttpModelConfig);
-    expect(model).toMatchObject({ continuousUsage: true, bodyTimeoutMs: 600_000, healthCheckIntervalMs: 5_000, maxFailures: 3 });
-    expect(configProblemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: [] }] })).toEqual(['models[0].upstreams should not be empty']);
+    expect(model).toMatchObject({
+      continuousUsage: true,
+      bodyTimeoutMs: 600_000,
+      healthCheckIntervalMs: 5_000,
+      maxFailures: 3,
+    });
+    expect(configProblemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: [] }] })).toEqual([
+      'models[0].upstreams should not be empty',
+    ]);
     expect(configProblemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['10.0.0.5:8000'] }] })).toEqual([
       'models[0].upstreams must hold http(s) URLs such as http://10.0.0.5:8000/v1',
     ]);
-    expect(configProblemsOf({ models: [{ name: 'fleet', engine: 'http', upstreams: ['http://a/v1'], headers: { 'x-n': 1 } }] })).toEqual([
-      'models[0].headers must be a mapping of names to string values',
-    ]);
+    expect(
+      configProblemsOf({
+        models: [{ name: 'fleet', engine: 'http', upstreams: ['http://a/v1'], headers: { 'x-n': 1 } }],
+      }),
+    ).toEqual(['models[0].headers must be a mapping of names to string values']);
   });
 
-  it('reads an http model\'s disableReasoningWith, and refuses one that is empty or names a field Gantry writes', () => {
+  it("reads an http model's disableReasoningWith, and refuses one that is empty or names a field Gantry writes", () => {
     const fleet = { name: 'fleet', engine: 'http', upstreams: ['http://a/v1'] };
     const hint = { chat_template_kwargs: { enable_thinking: false } };
-    expect(parseConfig({ models: [{ ...fleet, disableReasoningWith: hint }] }).models[0]).toMatchObject({ disableReasoningWith: hint });
+    expect(parseConfig({ models: [{ ...fleet, disableReasoningWith: hint }] }).models[0]).toMatchObject({
+      disableReasoningWith: hint,
+    });
     for (const disableReasoningWith of [{}, { max_tokens: 0 }, 'no-thinking', [hint]]) {
       expect(configProblemsOf({ models: [{ ...fleet, disableReasoningWith }] })).toEqual([
-        expect.stringMatching(/^models\[0\]\.disableReasoningWith must be a mapping of request fields such as .*none of Gantry's own \(model, messages, /),
+        expect.stringMatching(
+          /^models\[0\]\.disableReasoningWith must be a mapping of request fields such as .*none of Gantry's own \(model, messages, /,
+        ),
       ]);
     }
   });
 
   it('turns mid-stream failover on by default, fills the keys a model leaves out, and names a bad one', () => {
     const fleet = { name: 'fleet', engine: 'http', upstreams: ['http://a/v1'] };
-    expect((parseConfig({ models: [fleet] }).models[0] as HttpModelConfig).midStreamFailover).toEqual({ enabled: true, maxResumes: 2, stallTimeoutMs: 0 });
-    expect((parseConfig({ models: [{ ...fleet, midStreamFailover: { stallTimeoutMs: 300 } }] }).models[0] as HttpModelConfig).midStreamFailover).toEqual({
+    expect((parseConfig({ models: [fleet] }).models[0] as HttpModelConfig).midStreamFailover).toEqual({
+      enabled: true,
+      maxResumes: 2,
+      stallTimeoutMs: 0,
+    });
+    expect(
+      (parseConfig({ models: [{ ...fleet, midStreamFailover: { stallTimeoutMs: 300 } }] }).models[0] as HttpModelConfig)
+        .midStreamFailover,
+    ).toEqual({
       enabled: true,
       maxResumes: 2,
       stallTimeoutMs: 300,
     });
-    expect(configProblemsOf({ models: [{ ...fleet, midStreamFailover: { maxResumes: -1 } }] })).toEqual(['models[0].midStreamFailover.maxResumes must not be less than 0']);
-    expect(configProblemsOf({ models: [{ ...fleet, midStreamFailover: { retries: 2 } }] })[0]).toMatch(/^models\[0\]\.midStreamFailover\.retries: unknown field/);
+    expect(configProblemsOf({ models: [{ ...fleet, midStreamFailover: { maxResumes: -1 } }] })).toEqual([
+      'models[0].midStreamFailover.maxResumes must not be less than 0',
+    ]);
+    expect(configProblemsOf({ models: [{ ...fleet, midStreamFailover: { retries: 2 } }] })[0]).toMatch(
+      /^models\[0\]\.midStreamFailover\.retries: unknown field/,
+    );
   });
 
   it('names the field at fault', () => {
@@ -79,24 +104,40 @@ describe('configuration', () => {
     expect(configProblemsOf({ models: [{ name: 'a', engine: 'gpt' }] })).toEqual([
       'models[0].engine must be one of: stub, http, llama (got "gpt")',
     ]);
-    expect(configProblemsOf({ models: [{ name: 'a', engine: 'stub' }, { name: 'a', engine: 'stub' }] })).toEqual([
-      'models must have unique names',
-    ]);
+    expect(
+      configProblemsOf({
+        models: [
+          { name: 'a', engine: 'stub' },
+          { name: 'a', engine: 'stub' },
+        ],
+      }),
+    ).toEqual(['models must have unique names']);
   });
 
   it('reads llama models with their defaults and checks gpuLayers', () => {
     const config = parseConfig({ models: [{ name: 'local', engine: 'llama', modelPath: './m.gguf', threads: 1 }] });
     const model = config.models[0] as LlamaModelConfig;
     expect(model).toBeInstanceOf(LlamaModelConfig);
-    expect(model).toMatchObject({ modelPath: './m.gguf', contextSize: 4096, sequences: 4, gpuLayers: 'auto', gpu: 'auto', threads: 1 });
-    expect(parseConfig({ models: [{ name: 'cpu', engine: 'llama', modelPath: 'm', gpu: false, gpuLayers: 0 }] }).models[0]).toMatchObject({
+    expect(model).toMatchObject({
+      modelPath: './m.gguf',
+      contextSize: 4096,
+      sequences: 4,
+      gpuLayers: 'auto',
+      gpu: 'auto',
+      threads: 1,
+    });
+    expect(
+      parseConfig({ models: [{ name: 'cpu', engine: 'llama', modelPath: 'm', gpu: false, gpuLayers: 0 }] }).models[0],
+    ).toMatchObject({
       gpu: false,
       gpuLayers: 0,
     });
     expect(configProblemsOf({ models: [{ name: 'x', engine: 'llama', modelPath: 'm', gpuLayers: 'most' }] })).toEqual([
       'models[0].gpuLayers must be "auto" or an integer >= 0',
     ]);
-    expect(configProblemsOf({ models: [{ name: 'x', engine: 'llama' }] })).toContain('models[0].modelPath must be a string');
+    expect(configProblemsOf({ models: [{ name: 'x', engine: 'llama' }] })).toContain(
+      'models[0].modelPath must be a string',
+    );
   });
 
   it('loads a YAML file and lets flags override it', () => {

@@ -50,7 +50,11 @@ export function readConfigText(file: string): string {
  * `loadConfig` for a file already read (`text`; undefined: no file, the defaults), so that a
  * process can validate a text and hand that very text to others (a reload across workers).
  */
-export function configFromText(text: string | undefined, sources: ConfigSources, { requireModels = false }: LoadOptions = {}): GatewayConfig {
+export function configFromText(
+  text: string | undefined,
+  sources: ConfigSources,
+  { requireModels = false }: LoadOptions = {},
+): GatewayConfig {
   let raw: unknown = {};
   const origin = sources.file ?? 'defaults';
   if (text !== undefined) {
@@ -61,10 +65,27 @@ export function configFromText(text: string | undefined, sources: ConfigSources,
     }
     // An empty file is not "the defaults": it is a file not written yet, or written over by mistake.
     if (raw === null || raw === undefined) {
-      throw new ConfigError(origin, ['the file is empty: it must hold the configuration, at least the models to serve (start without --config for the defaults)'], true);
+      throw new ConfigError(
+        origin,
+        [
+          'the file is empty: it must hold the configuration, at least the models to serve (start without --config for the defaults)',
+        ],
+        true,
+      );
     }
-    if (requireModels && typeof raw === 'object' && !Array.isArray(raw) && (raw as { models?: unknown }).models === undefined) {
-      throw new ConfigError(origin, ['models is missing: a reload keeps serving the running models rather than fall back to the default stub; list the models to serve'], true);
+    if (
+      requireModels &&
+      typeof raw === 'object' &&
+      !Array.isArray(raw) &&
+      (raw as { models?: unknown }).models === undefined
+    ) {
+      throw new ConfigError(
+        origin,
+        [
+          'models is missing: a reload keeps serving the running models rather than fall back to the default stub; list the models to serve',
+        ],
+        true,
+      );
     }
   }
   if (sources.responsesEncryptionKey !== undefined && typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
@@ -89,7 +110,9 @@ export function parseConfig(raw: unknown, origin = 'config', kinds?: readonly Mo
   }
   const { models, ...rest } = raw as { models?: unknown };
   const config = plainToInstance(GatewayConfig, rest, { exposeDefaultValues: true });
-  const problems = flattenValidationErrors(validateSync(config, { whitelist: true, forbidNonWhitelisted: true })).map((problem) => problem.message);
+  const problems = flattenValidationErrors(validateSync(config, { whitelist: true, forbidNonWhitelisted: true })).map(
+    (problem) => problem.message,
+  );
   if (models !== undefined) {
     const { entries, problems: entryProblems } = modelEntriesOf(models);
     config.models = entries;

@@ -14,8 +14,11 @@ describe('startWarnings', () => {
   });
 
   it('says nothing of a gateway on loopback, or one with API keys', () => {
-    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '::ffff:127.0.0.1']) expect(startWarnings(parseConfig({ server: { host } }))).toEqual([]);
-    expect(startWarnings(parseConfig({ server: { host: '0.0.0.0' }, auth: { apiKeys: ['sk-secret-key'] } }))).toEqual([]);
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '::ffff:127.0.0.1'])
+      expect(startWarnings(parseConfig({ server: { host } }))).toEqual([]);
+    expect(startWarnings(parseConfig({ server: { host: '0.0.0.0' }, auth: { apiKeys: ['sk-secret-key'] } }))).toEqual(
+      [],
+    );
   });
 
   it('reads the host as the gateway will listen (a --host given after the file was read)', () => {

@@ -7,28 +7,64 @@ describe('maskedConfig', () => {
   const config = parseConfig({
     redis: { url: 'redis://:hunter2@10.0.0.9:6379/1' },
     auth: {
-      apiKeys: ['sk-literal-secret', { env: 'GANTRY_TEST_KEY_VARIABLE' }, { name: 'team', key: 'sk-team-secret', weight: 2 }],
+      apiKeys: [
+        'sk-literal-secret',
+        { env: 'GANTRY_TEST_KEY_VARIABLE' },
+        { name: 'team', key: 'sk-team-secret', weight: 2 },
+      ],
       limits: { store: 'redis' },
     },
     responses: { encryptionKey: 'an-encryption-key-of-32-characters!!' },
     observability: { tracing: { exporter: 'otlp', otlpEndpoint: 'https://collector:otlp-secret@otel:4318/v1/traces' } },
-    models: [{ name: 'fleet', engine: 'http', upstreams: ['https://user:upstream-pw@vllm:8000/v1'], apiKey: 'sk-upstream-secret', headers: { 'x-token': 'tok-secret' } }],
+    models: [
+      {
+        name: 'fleet',
+        engine: 'http',
+        upstreams: ['https://user:upstream-pw@vllm:8000/v1'],
+        apiKey: 'sk-upstream-secret',
+        headers: { 'x-token': 'tok-secret' },
+      },
+    ],
   });
 
   it('masks every secret: API keys written in the file, upstream keys, header values, the encryption key, URL passwords', () => {
     const text = JSON.stringify(maskedConfig(config));
-    for (const secret of ['sk-from-the-environment', 'sk-literal-secret', 'sk-team-secret', 'hunter2', 'an-encryption-key', 'otlp-secret', 'upstream-pw', 'sk-upstream-secret', 'tok-secret']) {
+    for (const secret of [
+      'sk-from-the-environment',
+      'sk-literal-secret',
+      'sk-team-secret',
+      'hunter2',
+      'an-encryption-key',
+      'otlp-secret',
+      'upstream-pw',
+      'sk-upstream-secret',
+      'tok-secret',
+    ]) {
       expect(text).not.toContain(secret);
     }
     const shown = maskedConfig(config) as any;
-    expect(shown.auth.apiKeys).toEqual([MASK, { env: 'GANTRY_TEST_KEY_VARIABLE' }, expect.objectContaining({ name: 'team', key: MASK, weight: 2 })]);
+    expect(shown.auth.apiKeys).toEqual([
+      MASK,
+      { env: 'GANTRY_TEST_KEY_VARIABLE' },
+      expect.objectContaining({ name: 'team', key: MASK, weight: 2 }),
+    ]);
     expect(shown.redis.url).toBe(`redis://:${MASK}@10.0.0.9:6379/1`);
-    expect(shown.auth.limits.redis).toEqual({ url: `redis://:${MASK}@10.0.0.9:6379/1`, keyPrefix: 'gantry:limits:', timeoutMs: 200 });
-    expect(shown.models[0]).toMatchObject({ upstreams: [`https://user:${MASK}@vllm:8000/v1`], apiKey: MASK, headers: { 'x-token': MASK } });
+    expect(shown.auth.limits.redis).toEqual({
+      url: `redis://:${MASK}@10.0.0.9:6379/1`,
+      keyPrefix: 'gantry:limits:',
+      timeoutMs: 200,
+    });
+    expect(shown.models[0]).toMatchObject({
+      upstreams: [`https://user:${MASK}@vllm:8000/v1`],
+      apiKey: MASK,
+      headers: { 'x-token': MASK },
+    });
   });
 
   it('masks a URL’s lone user name, which may be a token', () => {
-    const withToken = parseConfig({ models: [{ name: 'fleet', engine: 'http', upstreams: ['https://sk-token-as-user@vllm:8000/v1'] }] });
+    const withToken = parseConfig({
+      models: [{ name: 'fleet', engine: 'http', upstreams: ['https://sk-token-as-user@vllm:8000/v1'] }],
+    });
     const shown = maskedConfig(withToken) as any;
     expect(JSON.stringify(shown)).not.toContain('sk-token-as-user');
     expect(shown.models[0].upstreams).toEqual([`https://${MASK}@vllm:8000/v1`]);

@@ -28,7 +28,8 @@ export function defaultModels(): ModelConfigBase[] {
  * once the plugins have loaded.
  */
 export function modelEntriesOf(raw: unknown): { entries: ModelConfigBase[]; problems: string[] } {
-  if (!Array.isArray(raw) || raw.length === 0) return { entries: [], problems: ['models must be a non-empty list of model entries'] };
+  if (!Array.isArray(raw) || raw.length === 0)
+    return { entries: [], problems: ['models must be a non-empty list of model entries'] };
   const problems: string[] = [];
   const entries = raw.map((entry: unknown, index) => {
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
@@ -39,7 +40,8 @@ export function modelEntriesOf(raw: unknown): { entries: ModelConfigBase[]; prob
     problems.push(...problemsOf(model, `models[${index}]`, false));
     return model;
   });
-  if (problems.length === 0 && new Set(entries.map((model) => model.name)).size < entries.length) problems.push('models must have unique names');
+  if (problems.length === 0 && new Set(entries.map((model) => model.name)).size < entries.length)
+    problems.push('models must have unique names');
   return { entries, problems };
 }
 
@@ -55,7 +57,11 @@ export function modelsByKind(
 ): ModelConfigBase[] {
   const byName = new Map(kinds.map((kind) => [kind.name, kind]));
   const unknown = entries.flatMap((entry, index) =>
-    byName.has(entry.engine) ? [] : [`models[${index}].engine must be one of: ${[...byName.keys()].join(', ')} (got ${JSON.stringify(entry.engine)})`],
+    byName.has(entry.engine)
+      ? []
+      : [
+          `models[${index}].engine must be one of: ${[...byName.keys()].join(', ')} (got ${JSON.stringify(entry.engine)})`,
+        ],
   );
   if (unknown.length > 0) throw new ConfigError(context.origin, unknown);
 
@@ -75,7 +81,11 @@ function problemsOf(model: ModelConfigBase, path: string, whole: boolean): strin
   return flattenValidationErrors(errors, path).map((problem) => problem.message);
 }
 
-function singleProcessProblems(models: readonly ModelConfigBase[], kinds: ReadonlyMap<string, ModelKind>, server: Pick<ServerConfig, 'workers'>): string[] {
+function singleProcessProblems(
+  models: readonly ModelConfigBase[],
+  kinds: ReadonlyMap<string, ModelKind>,
+  server: Pick<ServerConfig, 'workers'>,
+): string[] {
   const workers = workerCount(server);
   if (workers <= 1) return [];
   const counted = server.workers === 'auto' ? `auto, ${workers} cores here` : String(workers);

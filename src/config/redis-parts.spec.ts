@@ -13,8 +13,16 @@ describe('the redis section: one Redis for every part on store: redis', () => {
       responses: { store: 'redis' },
     });
     expect(config.redis).toEqual({ url: 'redis://:secret@10.0.0.9:6379/2', keyPrefix: 'gantry:' });
-    expect(config.auth.limits!.redis).toEqual({ url: 'redis://:secret@10.0.0.9:6379/2', keyPrefix: 'gantry:limits:', timeoutMs: 200 });
-    expect(config.responses.redis).toEqual({ url: 'redis://:secret@10.0.0.9:6379/2', keyPrefix: 'gantry:responses:', timeoutMs: 1_000 });
+    expect(config.auth.limits!.redis).toEqual({
+      url: 'redis://:secret@10.0.0.9:6379/2',
+      keyPrefix: 'gantry:limits:',
+      timeoutMs: 200,
+    });
+    expect(config.responses.redis).toEqual({
+      url: 'redis://:secret@10.0.0.9:6379/2',
+      keyPrefix: 'gantry:responses:',
+      timeoutMs: 1_000,
+    });
     expect(startWarnings(config)).toEqual([]);
   });
 
@@ -24,7 +32,11 @@ describe('the redis section: one Redis for every part on store: redis', () => {
       auth: { ...KEYS, limits: { store: 'redis', redis: { url: 'rediss://limits:6380', timeoutMs: 50 } } },
       responses: { store: 'redis', redis: { keyPrefix: 'conversations:' } },
     });
-    expect(config.auth.limits!.redis).toEqual({ url: 'rediss://limits:6380', keyPrefix: 'team-a:limits:', timeoutMs: 50 });
+    expect(config.auth.limits!.redis).toEqual({
+      url: 'rediss://limits:6380',
+      keyPrefix: 'team-a:limits:',
+      timeoutMs: 50,
+    });
     expect(config.responses.redis).toEqual({ url: 'redis://shared:6379', keyPrefix: 'conversations:', timeoutMs: 300 });
   });
 
@@ -41,7 +53,12 @@ describe('the redis section: one Redis for every part on store: redis', () => {
       'auth.limits.store is redis but no Redis is configured: set redis.url (redis://host:6379 or rediss://...), or auth.limits.redis.url',
       'responses.store is redis but no Redis is configured: set redis.url (redis://host:6379 or rediss://...), or responses.redis.url',
     ]);
-    expect(configProblemsOf({ redis: { url: 'localhost:6379', keyPrefix: 'a b', timeoutMs: 0 }, responses: { redis: { url: 'http://x' } } })).toEqual([
+    expect(
+      configProblemsOf({
+        redis: { url: 'localhost:6379', keyPrefix: 'a b', timeoutMs: 0 },
+        responses: { redis: { url: 'http://x' } },
+      }),
+    ).toEqual([
       'responses.redis.url must be a redis:// or rediss:// URL (redis://[:password@]host:port[/db])',
       'redis.url must be a redis:// or rediss:// URL (redis://[:password@]host:port[/db])',
       'redis.keyPrefix must not be empty or contain spaces',
@@ -52,11 +69,27 @@ describe('the redis section: one Redis for every part on store: redis', () => {
   it("keeps the parts' former keys working, as the part's own, with a warning naming the new keys", () => {
     const config = parseConfig({
       redis: { url: 'redis://shared:6379' },
-      auth: { ...KEYS, limits: { store: 'redis', redisUrl: 'redis://old-limits:6379', redisKeyPrefix: 'old:limits:', redisTimeoutMs: 75 } },
+      auth: {
+        ...KEYS,
+        limits: {
+          store: 'redis',
+          redisUrl: 'redis://old-limits:6379',
+          redisKeyPrefix: 'old:limits:',
+          redisTimeoutMs: 75,
+        },
+      },
       responses: { store: 'redis', redisTimeoutMs: 900 },
     });
-    expect(config.auth.limits!.redis).toEqual({ url: 'redis://old-limits:6379', keyPrefix: 'old:limits:', timeoutMs: 75 });
-    expect(config.responses.redis).toEqual({ url: 'redis://shared:6379', keyPrefix: 'gantry:responses:', timeoutMs: 900 });
+    expect(config.auth.limits!.redis).toEqual({
+      url: 'redis://old-limits:6379',
+      keyPrefix: 'old:limits:',
+      timeoutMs: 75,
+    });
+    expect(config.responses.redis).toEqual({
+      url: 'redis://shared:6379',
+      keyPrefix: 'gantry:responses:',
+      timeoutMs: 900,
+    });
     expect(config.auth.limits).not.toHaveProperty('redisUrl');
     expect(startWarnings(config)).toEqual([
       "auth.limits.redisUrl is deprecated and will be removed: set redis.url (the Redis of every part) or auth.limits.redis.url (this part's own).",

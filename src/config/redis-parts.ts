@@ -18,10 +18,18 @@ export interface PartRedisDefaults {
 
 // Every request waits for the limits: a short timeout, then they fail open.
 export const LIMITS_REDIS: PartRedisDefaults = { keyPrefix: `${new RedisConfig().keyPrefix}limits:`, timeoutMs: 200 };
-export const RESPONSES_REDIS: PartRedisDefaults = { keyPrefix: `${new RedisConfig().keyPrefix}responses:`, timeoutMs: 1_000 };
+export const RESPONSES_REDIS: PartRedisDefaults = {
+  keyPrefix: `${new RedisConfig().keyPrefix}responses:`,
+  timeoutMs: 1_000,
+};
 
 /** The parts that may keep their state in Redis: where their section is, what they add to `redis.keyPrefix`, their defaults. */
-const PARTS: ReadonlyArray<{ path: string; segment: string; defaults: PartRedisDefaults; section: (config: GatewayConfig) => RedisPartSection | undefined }> = [
+const PARTS: ReadonlyArray<{
+  path: string;
+  segment: string;
+  defaults: PartRedisDefaults;
+  section: (config: GatewayConfig) => RedisPartSection | undefined;
+}> = [
   { path: 'auth.limits', segment: 'limits:', defaults: LIMITS_REDIS, section: (config) => config.auth.limits },
   { path: 'responses', segment: 'responses:', defaults: RESPONSES_REDIS, section: (config) => config.responses },
 ];
@@ -49,7 +57,9 @@ export function resolveRedisParts(config: GatewayConfig): { problems: string[]; 
     for (const [old, key] of REPLACED) {
       const value = section[old];
       if (value === undefined) continue;
-      warnings.push(`${path}.${old} is deprecated and will be removed: set redis.${key} (the Redis of every part) or ${path}.redis.${key} (this part's own).`);
+      warnings.push(
+        `${path}.${old} is deprecated and will be removed: set redis.${key} (the Redis of every part) or ${path}.redis.${key} (this part's own).`,
+      );
       const own = (section.redis ??= new PartRedisConfig());
       if (own[key] === undefined) Object.assign(own, { [key]: value });
       delete section[old];
@@ -58,7 +68,9 @@ export function resolveRedisParts(config: GatewayConfig): { problems: string[]; 
     const own = section.redis ?? new PartRedisConfig();
     const url = own.url ?? config.redis.url;
     if (url === undefined) {
-      problems.push(`${path}.store is redis but no Redis is configured: set redis.url (redis://host:6379 or rediss://...), or ${path}.redis.url`);
+      problems.push(
+        `${path}.store is redis but no Redis is configured: set redis.url (redis://host:6379 or rediss://...), or ${path}.redis.url`,
+      );
       continue;
     }
     section.redis = Object.assign(new PartRedisConfig(), {

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { configProblemsOf } from '../../test/support/config-problems.js';
 import { parseConfig } from './config-loader.js';
 
-
 describe('the responses section', () => {
   it('is optional: without it there is no encryption key (a random one is made at start)', () => {
     expect(parseConfig({}).responses.encryptionKey).toBeUndefined();
@@ -33,8 +32,15 @@ describe('the responses section', () => {
   });
 
   it('takes a shared Redis store (the redis section), or none', () => {
-    const redis = parseConfig({ redis: { url: 'redis://10.0.0.9:6379' }, responses: { store: 'redis', ttlSeconds: 3_600 } });
-    expect(redis.responses).toMatchObject({ store: 'redis', ttlSeconds: 3_600, redis: { url: 'redis://10.0.0.9:6379', keyPrefix: 'gantry:responses:', timeoutMs: 1_000 } });
+    const redis = parseConfig({
+      redis: { url: 'redis://10.0.0.9:6379' },
+      responses: { store: 'redis', ttlSeconds: 3_600 },
+    });
+    expect(redis.responses).toMatchObject({
+      store: 'redis',
+      ttlSeconds: 3_600,
+      redis: { url: 'redis://10.0.0.9:6379', keyPrefix: 'gantry:responses:', timeoutMs: 1_000 },
+    });
     expect(parseConfig({ responses: { store: 'off' } }).responses.store).toBe('off');
   });
 
@@ -49,7 +55,15 @@ describe('the responses section', () => {
 
   it('refuses bounds that would keep nothing or time out at once', () => {
     const problems = configProblemsOf({
-      responses: { ttlSeconds: 0, maxStoredResponses: 0, maxEventsPerResponse: 15, maxStoredBytes: 1_000, maxResolvedInputBytes: 1_000, redisTimeoutMs: 5, redisKeyPrefix: 'a b' },
+      responses: {
+        ttlSeconds: 0,
+        maxStoredResponses: 0,
+        maxEventsPerResponse: 15,
+        maxStoredBytes: 1_000,
+        maxResolvedInputBytes: 1_000,
+        redisTimeoutMs: 5,
+        redisKeyPrefix: 'a b',
+      },
     });
     expect(problems).toEqual([
       'responses.ttlSeconds must not be less than 1',
@@ -60,6 +74,8 @@ describe('the responses section', () => {
       'responses.redisTimeoutMs must not be less than 10',
       'responses.redisKeyPrefix must not be empty or contain spaces',
     ]);
-    expect(configProblemsOf({ responses: { ttlSeconds: 1.5 } })).toEqual(['responses.ttlSeconds must be an integer number']);
+    expect(configProblemsOf({ responses: { ttlSeconds: 1.5 } })).toEqual([
+      'responses.ttlSeconds must be an integer number',
+    ]);
   });
 });

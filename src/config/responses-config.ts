@@ -16,7 +16,10 @@ export class ResponsesConfig {
    */
   @IsOptional()
   @IsString()
-  @MinLength(32, { message: 'responses.encryptionKey must be at least 32 characters (for example the output of `openssl rand -base64 32`)' })
+  @MinLength(32, {
+    message:
+      'responses.encryptionKey must be at least 32 characters (for example the output of `openssl rand -base64 32`)',
+  })
   encryptionKey?: string;
 
   /**

@@ -85,7 +85,8 @@ function IsWorkerCount(): PropertyDecorator {
   return ValidateBy({
     name: 'isWorkerCount',
     validator: {
-      validate: (value) => value === 'auto' || (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_WORKERS),
+      validate: (value) =>
+        value === 'auto' || (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_WORKERS),
       defaultMessage: (args) => `${args?.property} must be "auto" or an integer from 1 to ${MAX_WORKERS}`,
     },
   });

@@ -12,7 +12,9 @@ describe('server.workers', () => {
 
   it('names a count that is neither auto nor an integer from 1 to 256', () => {
     for (const workers of [0, -1, 1.5, 'all', 257]) {
-      expect(configProblemsOf({ server: { workers } })).toEqual(['server.workers must be "auto" or an integer from 1 to 256']);
+      expect(configProblemsOf({ server: { workers } })).toEqual([
+        'server.workers must be "auto" or an integer from 1 to 256',
+      ]);
     }
   });
 

@@ -1,6 +1,18 @@
 import 'reflect-metadata';
 import { Type, plainToInstance } from 'class-transformer';
-import { ArrayNotEmpty, IsArray, IsInt, IsNumber, IsOptional, IsString, Matches, Min, MinLength, ValidateNested, validateSync } from 'class-validator';
+import {
+  ArrayNotEmpty,
+  IsArray,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Matches,
+  Min,
+  MinLength,
+  ValidateNested,
+  validateSync,
+} from 'class-validator';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
 import { IsApiKeySource, type ApiKeySource } from './api-key-sources.js';
 
@@ -13,7 +25,12 @@ export const DEFAULT_TENANT_NAME = 'default';
  * tenant (all its keys counted together), field by field over `auth.limits`.
  */
 /** The limit fields of `auth.limits` and of a named key's `limits`, each a number where set. */
-export const TENANT_LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerMinute', 'tokensPerDay', 'concurrentStreams'] as const;
+export const TENANT_LIMIT_FIELDS = [
+  'requestsPerMinute',
+  'tokensPerMinute',
+  'tokensPerDay',
+  'concurrentStreams',
+] as const;
 
 export class TenantLimitsConfig {
   /** Requests started per minute (a window that opens at its first request). */
@@ -49,7 +66,9 @@ export class TenantLimitsConfig {
 export class NamedApiKeyConfig {
   /** The tenant's name, as metrics, logs and spans show it (never the key). */
   @IsString()
-  @Matches(/^[A-Za-z0-9][\w.-]{0,63}$/, { message: 'name must be 1-64 letters, digits, . _ or -, starting with a letter or digit' })
+  @Matches(/^[A-Za-z0-9][\w.-]{0,63}$/, {
+    message: 'name must be 1-64 letters, digits, . _ or -, starting with a letter or digit',
+  })
   name!: string;
 
   @IsApiKeySource({ each: false })
@@ -86,7 +105,11 @@ export function isNamedEntry(entry: unknown): boolean {
 /** The `auth.apiKeys` list with its named entries made NamedApiKeyConfig (their defaults applied). */
 export function toApiKeyEntries(value: unknown): unknown {
   if (!Array.isArray(value)) return value;
-  return value.map((entry: unknown) => (isNamedEntry(entry) && !(entry instanceof NamedApiKeyConfig) ? plainToInstance(NamedApiKeyConfig, entry, { exposeDefaultValues: true }) : entry));
+  return value.map((entry: unknown) =>
+    isNamedEntry(entry) && !(entry instanceof NamedApiKeyConfig)
+      ? plainToInstance(NamedApiKeyConfig, entry, { exposeDefaultValues: true })
+      : entry,
+  );
 }
 
 /** Each named entry's problems, its fields named as `auth.apiKeys[i].field`. */

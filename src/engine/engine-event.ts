@@ -107,7 +107,9 @@ export const ZERO_USAGE: TokenUsage = Object.freeze({
 });
 
 /** Timings of nothing measured yet: zeros. */
-export const NO_TIMINGS: Timings = Object.freeze(makeTimings({ promptN: 0, promptMs: 0, predictedN: 0, predictedMs: 0 }));
+export const NO_TIMINGS: Timings = Object.freeze(
+  makeTimings({ promptN: 0, promptMs: 0, predictedN: 0, predictedMs: 0 }),
+);
 
 /** Real output: what ends the keep-alive heartbeats. An ack or an empty text is not output. */
 export function isOutput(event: { type: string; text?: string }): boolean {

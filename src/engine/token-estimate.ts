@@ -16,6 +16,7 @@ export function estimatePromptTokens(request: GenerationRequest): number {
       for (const call of message.toolCalls ?? []) characters += call.name.length + call.arguments.length;
     }
   }
-  for (const tool of request.tools) characters += tool.name.length + JSON.stringify(tool.parameters ?? {}).length + (tool.description?.length ?? 0);
+  for (const tool of request.tools)
+    characters += tool.name.length + JSON.stringify(tool.parameters ?? {}).length + (tool.description?.length ?? 0);
   return Math.ceil(characters / 4);
 }

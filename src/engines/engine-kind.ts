@@ -43,7 +43,11 @@ export const EngineKindMetadata = DiscoveryService.createDecorator<ModelKind>();
 export function EngineKind(name: string, options: EngineKindOptions = {}): ClassDecorator {
   return applyDecorators(
     Injectable(),
-    EngineKindMetadata({ name, config: options.config ?? ModelConfigBase, singleProcess: options.singleProcess ?? false }),
+    EngineKindMetadata({
+      name,
+      config: options.config ?? ModelConfigBase,
+      singleProcess: options.singleProcess ?? false,
+    }),
   );
 }
 

@@ -63,11 +63,18 @@ describe('EngineKinds (every @EngineKind provider, found through Nest discovery)
 
   it('validates each entry by its kind’s config class and gives the kind the entry, its own keys and defaults included', async () => {
     const kinds = await kindsWith(EchoPluginModule);
-    const [stub, echo] = kinds.parseModels(models({ name: 's', engine: 'stub', prefillMs: 5 }, { name: 'e', engine: 'echo' }), 'test');
+    const [stub, echo] = kinds.parseModels(
+      models({ name: 's', engine: 'stub', prefillMs: 5 }, { name: 'e', engine: 'echo' }),
+      'test',
+    );
     expect(stub).toMatchObject({ prefillMs: 5, tokenIntervalMs: 0 });
     expect(echo).toBeInstanceOf(EchoModelConfig);
     expect(await kinds.create(stub)).toBeInstanceOf(StubEngine);
-    expect(((await kinds.create(echo)) as EchoEngine).model).toMatchObject({ name: 'e', engine: 'echo', greeting: 'hello' });
+    expect(((await kinds.create(echo)) as EchoEngine).model).toMatchObject({
+      name: 'e',
+      engine: 'echo',
+      greeting: 'hello',
+    });
   });
 
   it('refuses an unknown kind naming the known ones, and a key the kind does not have', async () => {
@@ -81,7 +88,9 @@ describe('EngineKinds (every @EngineKind provider, found through Nest discovery)
       }
       return [];
     };
-    expect(problemsOf({ name: 'a', engine: 'gpt' })).toEqual(['models[0].engine must be one of: stub, http, llama, echo (got "gpt")']);
+    expect(problemsOf({ name: 'a', engine: 'gpt' })).toEqual([
+      'models[0].engine must be one of: stub, http, llama, echo (got "gpt")',
+    ]);
     expect(problemsOf({ name: 'a', engine: 'echo', greeting: 5, prefillMs: 1 })).toEqual([
       'models[0].prefillMs: unknown field (should not exist)',
       'models[0].greeting must be a string',
@@ -92,7 +101,11 @@ describe('EngineKinds (every @EngineKind provider, found through Nest discovery)
   it('refuses two providers of one kind name, and a request-scoped kind', async () => {
     @Module({ providers: [SecondStubKind] })
     class DuplicateModule {}
-    await expect(kindsWith(DuplicateModule).then((kinds) => kinds.list())).rejects.toThrow("Two providers are the engine kind 'stub'");
-    await expect(kindsWith(ScopedPluginModule).then((kinds) => kinds.list())).rejects.toThrow("The engine kind 'scoped' (ScopedKindBase) is request-scoped or transient");
+    await expect(kindsWith(DuplicateModule).then((kinds) => kinds.list())).rejects.toThrow(
+      "Two providers are the engine kind 'stub'",
+    );
+    await expect(kindsWith(ScopedPluginModule).then((kinds) => kinds.list())).rejects.toThrow(
+      "The engine kind 'scoped' (ScopedKindBase) is request-scoped or transient",
+    );
   });
 });

@@ -47,10 +47,13 @@ export class EngineKinds {
       const kind = this.discovery.getMetadataByDecorator(EngineKindMetadata, wrapper);
       if (kind === undefined || found.get(kind.name)?.wrapper.metatype === wrapper.metatype) continue;
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
-        throw new Error(`The engine kind '${kind.name}' (${wrapper.name}) is request-scoped or transient: an engine kind must be a singleton.`);
+        throw new Error(
+          `The engine kind '${kind.name}' (${wrapper.name}) is request-scoped or transient: an engine kind must be a singleton.`,
+        );
       }
       const other = found.get(kind.name);
-      if (other) throw new Error(`Two providers are the engine kind '${kind.name}': ${other.wrapper.name} and ${wrapper.name}.`);
+      if (other)
+        throw new Error(`Two providers are the engine kind '${kind.name}': ${other.wrapper.name} and ${wrapper.name}.`);
       found.set(kind.name, { kind, wrapper });
     }
     this.found = found;

@@ -27,7 +27,9 @@ function joinPath(parent: string, property: string): string {
 
 /** class-validator messages start with the bare property name; give them the full path instead. */
 function rewriteSubject(text: string, property: string, path: string): string {
-  if (text.startsWith(`property ${property} `)) return `${path}: unknown field (${text.slice(9 + property.length).trim()})`;
-  if (text.startsWith(property) && /^[ [.]/.test(text.slice(property.length))) return path + text.slice(property.length);
+  if (text.startsWith(`property ${property} `))
+    return `${path}: unknown field (${text.slice(9 + property.length).trim()})`;
+  if (text.startsWith(property) && /^[ [.]/.test(text.slice(property.length)))
+    return path + text.slice(property.length);
   return `${path}: ${text}`;
 }

@@ -34,7 +34,8 @@ class ManualEngine extends InferenceEngine {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 /** A model entry with the defaults of the keys every entry has, as the configuration gives it. */
-const modelConfig = (fields: Partial<ModelConfig> & Record<string, unknown>): ModelConfig => Object.assign(new ModelConfigBase(), fields);
+const modelConfig = (fields: Partial<ModelConfig> & Record<string, unknown>): ModelConfig =>
+  Object.assign(new ModelConfigBase(), fields);
 
 function serviceWith(engine: InferenceEngine, model: Partial<ModelConfig> = {}) {
   const config = modelConfig({ name: 'manual', engine: 'stub', maxConcurrency: 1, ...model });
@@ -47,7 +48,9 @@ describe('GenerationService.accept', () => {
     const service = serviceWith(engine, { maxConcurrency: 1 });
     const first = new GenerationTelemetry('messages');
     const second = new GenerationTelemetry('messages');
-    const running = (await service.accept(generationRequest({ model: 'manual' }), { telemetry: first, stream: false })).events$.subscribe();
+    const running = (
+      await service.accept(generationRequest({ model: 'manual' }), { telemetry: first, stream: false })
+    ).events$.subscribe();
     const queued = await service.accept(generationRequest({ model: 'manual' }), { telemetry: second, stream: true });
 
     expect(first).toMatchObject({ api: 'messages', accepted: true, model: 'manual', engine: 'stub', stream: false });
@@ -64,9 +67,16 @@ describe('GenerationService.accept', () => {
     const engine = new ManualEngine();
     const telemetry = new GenerationTelemetry('chat');
     const service = serviceWith(engine, { maxConcurrency: 1, maxQueue: 0 });
-    (await service.accept(generationRequest({ model: 'manual' }), { telemetry: new GenerationTelemetry('chat'), stream: true })).events$.subscribe();
+    (
+      await service.accept(generationRequest({ model: 'manual' }), {
+        telemetry: new GenerationTelemetry('chat'),
+        stream: true,
+      })
+    ).events$.subscribe();
 
-    await expect(service.accept(generationRequest({ model: 'manual' }), { telemetry, stream: true })).rejects.toThrow(/queue is full/);
+    await expect(service.accept(generationRequest({ model: 'manual' }), { telemetry, stream: true })).rejects.toThrow(
+      /queue is full/,
+    );
     expect(telemetry).toMatchObject({ model: 'manual', engine: 'stub', accepted: false });
   });
 });
@@ -84,17 +94,20 @@ describe('GenerationService and hidden reasoning', () => {
     ['hide', generation.slice(2)],
     ['show', generation],
     [undefined, generation],
-  ] as const)('reasoningOutput %s: the events the client is to see, usage unchanged', async (reasoningOutput, expected) => {
-    const engine = new ManualEngine();
-    const accepted = await serviceWith(engine).accept(generationRequest({ model: 'manual', reasoningOutput }), {
-      telemetry: new GenerationTelemetry('messages'),
-      stream: true,
-    });
-    const seen: EngineEvent[] = [];
-    accepted.events$.subscribe((event) => seen.push(event));
-    for (const event of generation) engine.events.next(event);
-    expect(seen).toEqual(expected);
-  });
+  ] as const)(
+    'reasoningOutput %s: the events the client is to see, usage unchanged',
+    async (reasoningOutput, expected) => {
+      const engine = new ManualEngine();
+      const accepted = await serviceWith(engine).accept(generationRequest({ model: 'manual', reasoningOutput }), {
+        telemetry: new GenerationTelemetry('messages'),
+        stream: true,
+      });
+      const seen: EngineEvent[] = [];
+      accepted.events$.subscribe((event) => seen.push(event));
+      for (const event of generation) engine.events.next(event);
+      expect(seen).toEqual(expected);
+    },
+  );
 
   it('hides a reasoning piece that carries the counters, but passes them on as an ack', async () => {
     const engine = new ManualEngine();
@@ -104,7 +117,10 @@ describe('GenerationService and hidden reasoning', () => {
     });
     const seen: EngineEvent[] = [];
     accepted.events$.subscribe((event) => seen.push(event));
-    const counters = { usage: { ...usage, completionTokens: 1, reasoningTokens: 1 }, timings: makeTimings({ promptN: 2, promptMs: 5, predictedN: 1, predictedMs: 0 }) };
+    const counters = {
+      usage: { ...usage, completionTokens: 1, reasoningTokens: 1 },
+      timings: makeTimings({ promptN: 2, promptMs: 5, predictedN: 1, predictedMs: 0 }),
+    };
     engine.events.next({ type: 'reasoning', text: 'hm', ...counters });
     engine.events.next({ type: 'reasoning', text: ' so' });
     expect(seen).toEqual([{ type: 'ack', ...counters }]);
@@ -131,7 +147,10 @@ describe('GenerationService across a reload', () => {
     after.events.next({ type: 'text', text: 'new engine' });
     expect(seen).toEqual(['old engine']);
 
-    const late = await service.accept(generationRequest({ model: 'm' }), { telemetry: new GenerationTelemetry('chat'), stream: true });
+    const late = await service.accept(generationRequest({ model: 'm' }), {
+      telemetry: new GenerationTelemetry('chat'),
+      stream: true,
+    });
     const lateSeen: string[] = [];
     late.events$.subscribe((event) => lateSeen.push(event.type === 'text' ? event.text : event.type));
     after.events.next({ type: 'text', text: 'new engine' });
@@ -148,7 +167,10 @@ describe('GenerationService across a reload', () => {
     const engine = new ManualEngine();
     const registry = new ModelRegistry([{ config: manual('m'), engine }]);
     const service = new GenerationService(registry, { limits: {} } as GatewayConfig);
-    const abandoned = await service.accept(generationRequest({ model: 'm' }), { telemetry: new GenerationTelemetry('chat'), stream: true });
+    const abandoned = await service.accept(generationRequest({ model: 'm' }), {
+      telemetry: new GenerationTelemetry('chat'),
+      stream: true,
+    });
     const uncounted = generationRequest({ model: 'm' });
     await service.accept(uncounted, { telemetry: new GenerationTelemetry('messages'), stream: true });
     engine.countPromptTokens = async () => {
@@ -163,7 +185,11 @@ describe('GenerationService across a reload', () => {
     await expect(service.countPromptTokens(uncounted)).rejects.toThrow('the tokenizer failed');
     await settle();
     expect(engine.closed).toBe(true);
-    await expect(new Promise((resolve, reject) => abandoned.events$.subscribe({ complete: () => resolve(undefined), error: reject }))).rejects.toThrow(/abandoned/);
+    await expect(
+      new Promise((resolve, reject) =>
+        abandoned.events$.subscribe({ complete: () => resolve(undefined), error: reject }),
+      ),
+    ).rejects.toThrow(/abandoned/);
   });
 });
 
@@ -183,7 +209,9 @@ describe('GenerationService and the caller’s tenant', () => {
     const service = new GenerationService(models(new ManualEngine()), { limits: {} } as GatewayConfig);
     const accept = (model: string, background = false) => {
       const telemetry = new GenerationTelemetry('responses');
-      return service.accept(generationRequest({ model }), { telemetry, stream: true, caller, background }).then((accepted) => ({ accepted, telemetry }));
+      return service
+        .accept(generationRequest({ model }), { telemetry, stream: true, caller, background })
+        .then((accepted) => ({ accepted, telemetry }));
     };
     await expect(accept('other')).rejects.toMatchObject({ kind: 'not_found', code: 'model_not_found' });
     const holder = await accept('manual');
@@ -207,10 +235,19 @@ describe('GenerationService and the caller’s tenant', () => {
 
   it('charges the counters the latest output piece carried when the client leaves before the end', async () => {
     const { store, engine, service } = budgetedService();
-    const accepted = await service.accept(generationRequest({ model: 'manual' }), { telemetry: new GenerationTelemetry('chat'), stream: true, caller });
+    const accepted = await service.accept(generationRequest({ model: 'manual' }), {
+      telemetry: new GenerationTelemetry('chat'),
+      stream: true,
+      caller,
+    });
     const running = accepted.events$.subscribe();
     const timings = makeTimings({ promptN: 12, promptMs: 5, predictedN: 7, predictedMs: 9 });
-    engine.events.next({ type: 'text', text: 'so far', usage: { promptTokens: 12, completionTokens: 7, cachedTokens: 0, reasoningTokens: 0 }, timings });
+    engine.events.next({
+      type: 'text',
+      text: 'so far',
+      usage: { promptTokens: 12, completionTokens: 7, cachedTokens: 0, reasoningTokens: 0 },
+      timings,
+    });
     running.unsubscribe();
     await settle();
     expect((await store.peek(['tpm:tenant:team']))[0].count).toBe(19);
@@ -218,9 +255,17 @@ describe('GenerationService and the caller’s tenant', () => {
 
   it('charges the tokens the engine reported to the tenant’s budgets when the request ends', async () => {
     const { store, engine, service } = budgetedService();
-    const accepted = await service.accept(generationRequest({ model: 'manual' }), { telemetry: new GenerationTelemetry('chat'), stream: false, caller });
+    const accepted = await service.accept(generationRequest({ model: 'manual' }), {
+      telemetry: new GenerationTelemetry('chat'),
+      stream: false,
+      caller,
+    });
     accepted.events$.subscribe();
-    engine.events.next({ type: 'done', finishReason: 'stop', usage: { promptTokens: 12, completionTokens: 30, cachedTokens: 0, reasoningTokens: 0 } });
+    engine.events.next({
+      type: 'done',
+      finishReason: 'stop',
+      usage: { promptTokens: 12, completionTokens: 30, cachedTokens: 0, reasoningTokens: 0 },
+    });
     engine.events.complete();
     await settle();
     expect((await store.peek(['tpm:tenant:team']))[0].count).toBe(42);

@@ -82,7 +82,12 @@ export class GenerationService {
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
     // The trace context the tracing hook wrote goes on to the engine (HTTP upstreams continue the trace);
     // what the engine reports beside its events comes back to the telemetry.
-    const traced: GenerationRequest = { ...limited, stream, traceHeaders: telemetry.traceHeaders, onResume: (resume) => telemetry.markResumed(resume) };
+    const traced: GenerationRequest = {
+      ...limited,
+      stream,
+      traceHeaders: telemetry.traceHeaders,
+      onResume: (resume) => telemetry.markResumed(resume),
+    };
     const contended = Number.isFinite(model.admission.limits.maxConcurrency);
     const claim = tenantClaim(tenant, limited, options.background === true, contended);
     const budgeted = tenant.limits?.tokensPerMinute !== undefined || tenant.limits?.tokensPerDay !== undefined;
@@ -104,7 +109,12 @@ export class GenerationService {
     }
     try {
       // Runs the GenerationHooks' onAccepted (plugin code): a throw must not keep the place.
-      telemetry.markAccepted({ model: request.model, engine: model.config.engine, maxTokens: limited.sampling.maxTokens, stream });
+      telemetry.markAccepted({
+        model: request.model,
+        engine: model.config.engine,
+        maxTokens: limited.sampling.maxTokens,
+        stream,
+      });
     } catch (error) {
       ticket.release();
       release();
@@ -117,7 +127,8 @@ export class GenerationService {
       state = 'ended';
       ticket.release();
       release();
-      if (budgeted && caller && claim.served) this.limiter?.charge(caller, claim.served.promptTokens + claim.served.completionTokens);
+      if (budgeted && caller && claim.served)
+        this.limiter?.charge(caller, claim.served.promptTokens + claim.served.completionTokens);
     };
     const admitted$ = new Observable<EngineEvent>((subscriber) => {
       if (state !== 'accepted') {
@@ -145,7 +156,11 @@ export class GenerationService {
    * was; 404 for an unknown model, or one the caller may not use). A count that fails gives the acceptance back: the stream will
    * not open.
    */
-  async countPromptTokens(request: GenerationRequest, names: RequestFieldNames = DEFAULT_FIELD_NAMES, caller?: Caller): Promise<number> {
+  async countPromptTokens(
+    request: GenerationRequest,
+    names: RequestFieldNames = DEFAULT_FIELD_NAMES,
+    caller?: Caller,
+  ): Promise<number> {
     const accepted = this.acceptances.get(request);
     try {
       const model = accepted?.model ?? this.registry.resolve(request.model, caller?.tenant);

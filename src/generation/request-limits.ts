@@ -60,8 +60,14 @@ const INT32_MAX = 2 ** 31 - 1;
 function checkIntegerRanges(request: GenerationRequest, names: RequestFieldNames): void {
   const { maxTokens, topK, seed } = request.sampling;
   const outOfRange = (param: string, value: number, limit: string) =>
-    new GatewayError('invalid_request', `${param} is ${value}, beyond ${limit}.`, { param, code: 'integer_out_of_range' });
-  if (maxTokens !== undefined && maxTokens > INT32_MAX) throw outOfRange(names.maxTokens, maxTokens, `the largest value accepted (${INT32_MAX})`);
-  if (topK !== undefined && Math.abs(topK) > INT32_MAX) throw outOfRange('top_k', topK, `the largest value accepted (${INT32_MAX})`);
-  if (seed !== undefined && !Number.isSafeInteger(seed)) throw outOfRange('seed', seed, 'the integers a seed can hold exactly (±2^53 - 1)');
+    new GatewayError('invalid_request', `${param} is ${value}, beyond ${limit}.`, {
+      param,
+      code: 'integer_out_of_range',
+    });
+  if (maxTokens !== undefined && maxTokens > INT32_MAX)
+    throw outOfRange(names.maxTokens, maxTokens, `the largest value accepted (${INT32_MAX})`);
+  if (topK !== undefined && Math.abs(topK) > INT32_MAX)
+    throw outOfRange('top_k', topK, `the largest value accepted (${INT32_MAX})`);
+  if (seed !== undefined && !Number.isSafeInteger(seed))
+    throw outOfRange('seed', seed, 'the integers a seed can hold exactly (±2^53 - 1)');
 }

@@ -9,7 +9,12 @@ import { estimatePromptTokens } from '../engine/token-estimate.js';
  * A request's claim on its model's queue: its tenant's class, and what admission charges it (the
  * prompt estimated, counted only where the model can be contended: `contended`).
  */
-export function tenantClaim(tenant: Tenant, request: GenerationRequest, background: boolean, contended: boolean): AdmissionClaim {
+export function tenantClaim(
+  tenant: Tenant,
+  request: GenerationRequest,
+  background: boolean,
+  contended: boolean,
+): AdmissionClaim {
   return {
     tenant: tenant.name,
     weight: tenant.weight,

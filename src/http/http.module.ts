@@ -18,11 +18,22 @@ import { StreamResponder } from './streaming/stream-responder.js';
  * why), the other routes as Nest controllers, the shared responder and the error filter.
  */
 @Module({
-  controllers: [CountTokensController, InputTokensController, ModelsController, HealthController, ReadinessController, StoredResponsesController],
+  controllers: [
+    CountTokensController,
+    InputTokensController,
+    ModelsController,
+    HealthController,
+    ReadinessController,
+    StoredResponsesController,
+  ],
   providers: [
     GenerationService,
     // One per gateway: what a Responses answer seals, input_tokens and the next request open.
-    { provide: ReasoningCipher, useFactory: (config: GatewayConfig) => ReasoningCipher.fromSecret(config.responses.encryptionKey), inject: [GatewayConfig] },
+    {
+      provide: ReasoningCipher,
+      useFactory: (config: GatewayConfig) => ReasoningCipher.fromSecret(config.responses.encryptionKey),
+      inject: [GatewayConfig],
+    },
     StreamResponder,
     GenerationRoutes,
     ProtocolExceptionFilter,

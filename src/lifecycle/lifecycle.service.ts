@@ -61,7 +61,8 @@ export class LifecycleService {
   endAtDrainDeadline<T>(): MonoTypeOperatorFunction<T> {
     return (source) =>
       new Observable<T>((subscriber) => {
-        const cut = () => subscriber.error(new GatewayError('unavailable', 'Gantry is shutting down.', { code: 'shutting_down' }));
+        const cut = () =>
+          subscriber.error(new GatewayError('unavailable', 'Gantry is shutting down.', { code: 'shutting_down' }));
         if (this.cutOff) {
           cut();
           return undefined;

@@ -33,7 +33,9 @@ function registryOf(entries: ModelConfig[]) {
     built.push(engine);
     return engine;
   };
-  const registry = new ModelRegistry(entries.map((config) => ({ config, engine: new TracedEngine(`${config.name}#0`) })));
+  const registry = new ModelRegistry(
+    entries.map((config) => ({ config, engine: new TracedEngine(`${config.name}#0`) })),
+  );
   const engineOf = (name: string) => registry.resolve(name).engine as TracedEngine;
   return { registry, factory, built, engineOf };
 }
@@ -42,10 +44,15 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('ModelRegistry.apply (a reloaded configuration)', () => {
   it('adds, changes and removes models for the lookups that follow, and reports which', async () => {
-    const { registry, factory, engineOf } = registryOf(models({ name: 'kept' }, { name: 'changed' }, { name: 'removed' }));
+    const { registry, factory, engineOf } = registryOf(
+      models({ name: 'kept' }, { name: 'changed' }, { name: 'removed' }),
+    );
     const kept = engineOf('kept');
 
-    const changes = await registry.apply(models({ name: 'kept' }, { name: 'changed', prefillMs: 5 }, { name: 'added' }), factory);
+    const changes = await registry.apply(
+      models({ name: 'kept' }, { name: 'changed', prefillMs: 5 }, { name: 'added' }),
+      factory,
+    );
 
     expect(changes).toEqual({ added: ['added'], changed: ['changed'], removed: ['removed'] });
     expect(registry.list().map((model) => model.config.name)).toEqual(['kept', 'changed', 'added']);

@@ -47,7 +47,10 @@ export class ModelRuntime {
 }
 
 /** The admission limits of a model entry; without `maxConcurrency`, its engine's own limit (none by default). */
-export function admissionLimitsOf(config: ModelConfig, engineMaxConcurrency = Number.POSITIVE_INFINITY): AdmissionLimits {
+export function admissionLimitsOf(
+  config: ModelConfig,
+  engineMaxConcurrency = Number.POSITIVE_INFINITY,
+): AdmissionLimits {
   return {
     maxConcurrency: config.maxConcurrency ?? engineMaxConcurrency,
     maxQueue: config.maxQueue,
@@ -173,7 +176,8 @@ export class ModelRegistry {
 
 /** Whether two entries of one model would build the same engine (they differ in admission keys at most). */
 function sameEngineKeys(a: ModelConfig, b: ModelConfig): boolean {
-  const engineKeys = (config: ModelConfig) => Object.fromEntries(Object.entries(config).filter(([key]) => !ADMISSION_KEYS.has(key)));
+  const engineKeys = (config: ModelConfig) =>
+    Object.fromEntries(Object.entries(config).filter(([key]) => !ADMISSION_KEYS.has(key)));
   return canonicalJson(engineKeys(a)) === canonicalJson(engineKeys(b));
 }
 
@@ -181,6 +185,9 @@ async function startEngine(createEngine: EngineFactory, config: ModelConfig): Pr
   try {
     return await createEngine(config);
   } catch (error) {
-    throw new Error(`The engine of model '${config.name}' could not start: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    throw new Error(
+      `The engine of model '${config.name}' could not start: ${(error as Error)?.message ?? String(error)}`,
+      { cause: error },
+    );
   }
 }

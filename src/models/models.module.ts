@@ -50,7 +50,8 @@ export class ModelsModule {
         {
           provide: ModelsStartup,
           inject: [GatewayConfig, EngineKinds, ModelRegistry],
-          useFactory: (config: GatewayConfig, kinds: EngineKinds, registry: ModelRegistry) => new ModelsStartup(config, origin, kinds, registry),
+          useFactory: (config: GatewayConfig, kinds: EngineKinds, registry: ModelRegistry) =>
+            new ModelsStartup(config, origin, kinds, registry),
         },
       ],
       exports: [ModelRegistry, EnginesModule],

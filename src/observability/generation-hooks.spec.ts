@@ -25,7 +25,10 @@ class Transient extends GenerationHook {}
 @Module({ providers: [Provided, NotAHook, { provide: APP_INTERCEPTOR, useClass: AsAppInterceptor }] })
 class PluginModule {}
 
-async function hooksWith(providers: Array<new () => unknown>, builtIn: GenerationHook[] = []): Promise<GenerationHooks> {
+async function hooksWith(
+  providers: Array<new () => unknown>,
+  builtIn: GenerationHook[] = [],
+): Promise<GenerationHooks> {
   const moduleRef = await Test.createTestingModule({ imports: [DiscoveryModule, PluginModule], providers }).compile();
   return new GenerationHooks(moduleRef.get(DiscoveryService), builtIn);
 }
@@ -35,11 +38,20 @@ describe('GenerationHooks', () => {
     const builtIn = new BuiltIn();
     const list = (await hooksWith([], [builtIn])).list();
     expect(list[0]).toBe(builtIn);
-    expect(list.slice(1).map((hook) => hook.constructor.name).sort()).toEqual(['AsAppInterceptor', 'Provided']);
+    expect(
+      list
+        .slice(1)
+        .map((hook) => hook.constructor.name)
+        .sort(),
+    ).toEqual(['AsAppInterceptor', 'Provided']);
   });
 
   it('refuses a request-scoped or transient GenerationHook: the routes resolve theirs once', async () => {
-    await expect((async () => (await hooksWith([RequestScoped])).list())()).rejects.toThrow(/RequestScoped is request-scoped or transient/);
-    await expect((async () => (await hooksWith([Transient])).list())()).rejects.toThrow(/Transient is request-scoped or transient/);
+    await expect((async () => (await hooksWith([RequestScoped])).list())()).rejects.toThrow(
+      /RequestScoped is request-scoped or transient/,
+    );
+    await expect((async () => (await hooksWith([Transient])).list())()).rejects.toThrow(
+      /Transient is request-scoped or transient/,
+    );
   });
 });

@@ -23,7 +23,9 @@ export class GenerationHooks {
       const instance: unknown = wrapper.instance;
       if (!(instance instanceof GenerationHook) || found.has(instance)) continue;
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
-        throw new Error(`${instance.constructor.name} is request-scoped or transient: a GenerationHook must be a singleton.`);
+        throw new Error(
+          `${instance.constructor.name} is request-scoped or transient: a GenerationHook must be a singleton.`,
+        );
       }
       found.add(instance);
     }

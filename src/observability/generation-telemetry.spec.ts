@@ -14,7 +14,15 @@ describe('GenerationTelemetry.observe', () => {
     telemetry.observe({ type: 'text', text: 'a', usage: usage(1), timings });
     telemetry.observe({ type: 'text', text: 'b' });
     expect(telemetry.usage).toEqual(usage(1));
-    telemetry.observe({ type: 'tool_call', index: 0, id: 'call_1', name: 'f', arguments: '{}', usage: usage(3), timings });
+    telemetry.observe({
+      type: 'tool_call',
+      index: 0,
+      id: 'call_1',
+      name: 'f',
+      arguments: '{}',
+      usage: usage(3),
+      timings,
+    });
     expect(telemetry).toMatchObject({ usage: usage(3), outputEvents: 3 });
     expect(telemetry.firstOutputAt).toBeDefined();
     // An empty piece is no output, but its counters count.

@@ -42,7 +42,8 @@ export class ObservabilityModule {
     }
     providers.push(...builtIn, {
       provide: GenerationHooks,
-      useFactory: (discovery: DiscoveryService, ...builtIn: GenerationHook[]) => new GenerationHooks(discovery, builtIn),
+      useFactory: (discovery: DiscoveryService, ...builtIn: GenerationHook[]) =>
+        new GenerationHooks(discovery, builtIn),
       inject: [DiscoveryService, ...builtIn],
     });
     return {

@@ -5,7 +5,11 @@ import { RESPONSES_PROTOCOL } from './openai-responses/responses-protocol.js';
 import type { ApiName, ProtocolDescriptor } from './protocol-descriptor.js';
 
 /** The generation APIs Gantry serves. */
-export const GENERATION_PROTOCOLS: readonly ProtocolDescriptor[] = [CHAT_PROTOCOL, RESPONSES_PROTOCOL, MESSAGES_PROTOCOL];
+export const GENERATION_PROTOCOLS: readonly ProtocolDescriptor[] = [
+  CHAT_PROTOCOL,
+  RESPONSES_PROTOCOL,
+  MESSAGES_PROTOCOL,
+];
 
 const BY_API = new Map<ApiName, ProtocolDescriptor>(GENERATION_PROTOCOLS.map((protocol) => [protocol.api, protocol]));
 

@@ -18,7 +18,9 @@ export function checkToolChoice(
   }
   if (choice === 'required') return choice;
   if (!toolNames.includes(choice.name)) {
-    throw new GatewayError('invalid_request', `${param} names '${choice.name}', which is not among the tools`, { param });
+    throw new GatewayError('invalid_request', `${param} names '${choice.name}', which is not among the tools`, {
+      param,
+    });
   }
   return { name: choice.name };
 }

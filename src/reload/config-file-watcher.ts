@@ -31,7 +31,11 @@ export function sameFileStatus(before: Stats | undefined, after: Stats | undefin
  * link swap is seen as well as one written in place. Each look compares with the status last
  * seen (Node's watchFile compares with its own first look, which misses a change made before it).
  */
-export function watchConfigFile(file: string, onChange: () => void, { intervalMs = 250, settleMs = 100, since }: WatchOptions = {}): () => void {
+export function watchConfigFile(
+  file: string,
+  onChange: () => void,
+  { intervalMs = 250, settleMs = 100, since }: WatchOptions = {},
+): () => void {
   let seen = since ?? fileStatus(file);
   let settling: NodeJS.Timeout | undefined;
   const look = () => {

@@ -4,7 +4,12 @@ import type { ModelChanges } from '../models/model-registry.js';
  * The log line of a reload that was applied: which models it added, changed and removed, and the
  * other changed keys it applied (`liveKeys`: paths, never values).
  */
-export function reloadedMessage(origin: string, changes: ModelChanges, where = '', liveKeys: readonly string[] = []): string {
+export function reloadedMessage(
+  origin: string,
+  changes: ModelChanges,
+  where = '',
+  liveKeys: readonly string[] = [],
+): string {
   const parts = (
     [
       ['added', changes.added],

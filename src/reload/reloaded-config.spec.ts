@@ -29,10 +29,20 @@ describe('readReloadedConfig', () => {
       ['models:\n  - { name: a, engine: st', 'not valid YAML'],
     ]) {
       const retries: Array<[string, number]> = [];
-      const refusal = await readReloadedConfig({ file: configFile(text) }, (why, delayMs) => retries.push([why, delayMs]), [1, 2]).catch((error: unknown) => error);
+      const refusal = await readReloadedConfig(
+        { file: configFile(text) },
+        (why, delayMs) => retries.push([why, delayMs]),
+        [1, 2],
+      ).catch((error: unknown) => error);
       expect(refusal, text).toBeInstanceOf(ConfigError);
       expect((refusal as ConfigError).message, text).toContain(reason);
-      expect(retries.map(([why, delayMs]) => [why.startsWith(reason), delayMs]), text).toEqual([[true, 1], [true, 2]]);
+      expect(
+        retries.map(([why, delayMs]) => [why.startsWith(reason), delayMs]),
+        text,
+      ).toEqual([
+        [true, 1],
+        [true, 2],
+      ]);
     }
   });
 

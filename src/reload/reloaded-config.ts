@@ -37,6 +37,7 @@ export async function readReloadedConfig(
 function readOnce(sources: ConfigSources & { file: string }): GatewayConfig {
   const before = fileStatus(sources.file);
   const config = loadConfig(sources, { requireModels: true });
-  if (!sameFileStatus(before, fileStatus(sources.file))) throw new ConfigError(sources.file, ['the file changed while it was read'], true);
+  if (!sameFileStatus(before, fileStatus(sources.file)))
+    throw new ConfigError(sources.file, ['the file changed while it was read'], true);
   return config;
 }

@@ -121,7 +121,8 @@ class RunningResponse {
 
   private onFrame(frame: SseFrame): void {
     if (!('event' in frame) || frame.event === undefined) return;
-    if (frame.event === 'response.output_item.done') this.finishedItems.push((JSON.parse(frame.data) as { item: unknown }).item);
+    if (frame.event === 'response.output_item.done')
+      this.finishedItems.push((JSON.parse(frame.data) as { item: unknown }).item);
     if (FINAL_EVENTS.has(frame.event)) this.end(finalResponse(frame), { event: frame.event, data: frame.data });
     else this.push(frame.event, frame.data);
   }
@@ -130,7 +131,12 @@ class RunningResponse {
     if (this.ended) return;
     this.frames?.unsubscribe();
     this.reporting.end();
-    const cancelled = { ...this.state, status: 'cancelled', output: this.finishedItems, completed_at: Math.floor(Date.now() / 1000) };
+    const cancelled = {
+      ...this.state,
+      status: 'cancelled',
+      output: this.finishedItems,
+      completed_at: Math.floor(Date.now() / 1000),
+    };
     this.end(cancelled, closingEvent(cancelled, this.sequence));
   }
 
@@ -172,7 +178,9 @@ class RunningResponse {
   /** Appends `batch` behind the events the store failed to take before; the `final` one, the last, gets a few more tries. */
   private async append(batch: StoredEvent[], final: boolean): Promise<void> {
     const events = this.unsent.length === 0 ? batch : this.unsent.concat(batch);
-    this.unsent = (await this.retried(() => this.stored.append(this.run.scope, this.id, events, final), final)) ? [] : events;
+    this.unsent = (await this.retried(() => this.stored.append(this.run.scope, this.id, events, final), final))
+      ? []
+      : events;
   }
 
   /**
@@ -242,7 +250,12 @@ class RunningResponse {
   }
 
   private cutShort(): ResponseObject {
-    return { ...this.state, status: 'failed', output: this.finishedItems, error: { code: 'server_error', message: 'The generation ended early.' } };
+    return {
+      ...this.state,
+      status: 'failed',
+      output: this.finishedItems,
+      error: { code: 'server_error', message: 'The generation ended early.' },
+    };
   }
 }
 

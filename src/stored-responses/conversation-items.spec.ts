@@ -9,7 +9,15 @@ const counter = () => {
 
 describe('storedInputItems', () => {
   it('makes a string input one user message with an input_text part', () => {
-    expect(storedInputItems('hi', counter())).toEqual([{ id: 'msg_1', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }], status: 'completed' }]);
+    expect(storedInputItems('hi', counter())).toEqual([
+      {
+        id: 'msg_1',
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'input_text', text: 'hi' }],
+        status: 'completed',
+      },
+    ]);
   });
 
   it('gives each item a new id of its kind (not the one it came with), and writes message text as parts', () => {
@@ -35,10 +43,21 @@ describe('conversationOf', () => {
   });
 
   it('lays the chain out oldest first: each input, then its output; sealed copies of kept reasoning left out', () => {
-    const reasoning = { id: 'rs_1', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'why' }], encrypted_content: 'sealed' };
+    const reasoning = {
+      id: 'rs_1',
+      type: 'reasoning',
+      summary: [],
+      content: [{ type: 'reasoning_text', text: 'why' }],
+      encrypted_content: 'sealed',
+    };
     const answer = { id: 'msg_a', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'A' }] };
     const chain = [record('second', [], 'resp_first'), record('first', [reasoning, answer], null)];
-    expect(conversationOf(chain).map((item) => (item as { id: string }).id)).toEqual(['msg_first', 'rs_1', 'msg_a', 'msg_second']);
+    expect(conversationOf(chain).map((item) => (item as { id: string }).id)).toEqual([
+      'msg_first',
+      'rs_1',
+      'msg_a',
+      'msg_second',
+    ]);
     expect(conversationOf(chain)[1]).not.toHaveProperty('encrypted_content');
   });
 });

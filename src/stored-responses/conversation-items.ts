@@ -18,8 +18,12 @@ const ID_PREFIXES: Record<string, string> = {
  * a client sent, or that of an item it referenced, would take that id over in the store), a
  * message's text as `input_text` / `output_text` parts.
  */
-export function storedInputItems(input: string | readonly ResponsesInputItem[], makeId: (prefix: string) => string = newId): StoredItem[] {
-  const items: readonly ResponsesInputItem[] = typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : input;
+export function storedInputItems(
+  input: string | readonly ResponsesInputItem[],
+  makeId: (prefix: string) => string = newId,
+): StoredItem[] {
+  const items: readonly ResponsesInputItem[] =
+    typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : input;
   return items.map((item) => {
     const type = item.type ?? 'message';
     const id = makeId(ID_PREFIXES[type] ?? 'item_');
@@ -50,7 +54,12 @@ export function conversationOf(chain: readonly StoredResponse[]): ResponsesInput
  * its sealed copy: the key that sealed it may be another replica's (or gone with a restart).
  */
 export function asInput(item: StoredItem): ResponsesInputItem {
-  if (item.type === 'reasoning' && Array.isArray(item.content) && item.content.length > 0 && 'encrypted_content' in item) {
+  if (
+    item.type === 'reasoning' &&
+    Array.isArray(item.content) &&
+    item.content.length > 0 &&
+    'encrypted_content' in item
+  ) {
     const { encrypted_content: _sealed, ...open } = item;
     return open as unknown as ResponsesInputItem;
   }

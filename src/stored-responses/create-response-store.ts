@@ -7,7 +7,10 @@ import type { InstanceResponseStore, ResponseStore } from './response-store.js';
  * The store `responses.store` names; undefined for `off` (the stateful features are refused).
  * `memory` is the instance's store when there is one (a worker of several), else this process's.
  */
-export function createResponseStore(config: ResponsesConfig, instance?: InstanceResponseStore): ResponseStore | undefined {
+export function createResponseStore(
+  config: ResponsesConfig,
+  instance?: InstanceResponseStore,
+): ResponseStore | undefined {
   switch (config.store) {
     case 'off':
       return undefined;
@@ -20,11 +23,14 @@ export function createResponseStore(config: ResponsesConfig, instance?: Instance
         commandTimeoutMs: config.redis!.timeoutMs,
       });
     case 'memory':
-      return instance ?? new MemoryResponseStore({
-        ttlSeconds: config.ttlSeconds,
-        maxStoredResponses: config.maxStoredResponses,
-        maxEventsPerResponse: config.maxEventsPerResponse,
-        maxStoredBytes: config.maxStoredBytes,
-      });
+      return (
+        instance ??
+        new MemoryResponseStore({
+          ttlSeconds: config.ttlSeconds,
+          maxStoredResponses: config.maxStoredResponses,
+          maxEventsPerResponse: config.maxEventsPerResponse,
+          maxStoredBytes: config.maxStoredBytes,
+        })
+      );
   }
 }

@@ -4,7 +4,16 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { eventsDropped, firstWanted, fitBatch, noEventLog, outputItemsOf } from './event-log-rules.js';
 import { ResponseScope } from './response-scope.js';
 import { StoreShares } from './store-shares.js';
-import { mayReplace, RUNNING_STATUSES, type ResponseObject, type ResponseStore, type ResponseStoreOperation, type StoredEvent, type StoredItem, type StoredResponse } from './response-store.js';
+import {
+  mayReplace,
+  RUNNING_STATUSES,
+  type ResponseObject,
+  type ResponseStore,
+  type ResponseStoreOperation,
+  type StoredEvent,
+  type StoredItem,
+  type StoredResponse,
+} from './response-store.js';
 
 export interface MemoryResponseStoreOptions {
   ttlSeconds?: number;
@@ -192,7 +201,10 @@ export class MemoryResponseStore implements ResponseStore {
     log.next += copies.length;
     log.final ||= final;
     // Past the count bound, or past the whole byte bound, the oldest events go.
-    while (log.events.length - log.head > this.maxEvents || (entry.bytes + added > this.maxBytes && log.head < log.events.length)) {
+    while (
+      log.events.length - log.head > this.maxEvents ||
+      (entry.bytes + added > this.maxBytes && log.head < log.events.length)
+    ) {
       added -= eventBytes(log.events[log.head]!);
       log.events[log.head++] = undefined;
     }
@@ -221,7 +233,8 @@ export class MemoryResponseStore implements ResponseStore {
       const kept = log.events.length - log.head;
       const firstKept = log.next - kept;
       if (from < firstKept) return subscriber.error(eventsDropped(from - 1, firstKept));
-      for (let index = log.head + (from - firstKept); index < log.events.length && !subscriber.closed; index++) subscriber.next(log.events[index]!);
+      for (let index = log.head + (from - firstKept); index < log.events.length && !subscriber.closed; index++)
+        subscriber.next(log.events[index]!);
       if (log.final) return subscriber.complete();
       const follower = { from, subscriber };
       log.followers.add(follower);
@@ -265,7 +278,8 @@ export class MemoryResponseStore implements ResponseStore {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     const closed = new GatewayError('unavailable', 'The response store was closed.');
-    for (const entry of this.entries.values()) for (const follower of entry.log?.followers ?? []) follower.subscriber.error(closed);
+    for (const entry of this.entries.values())
+      for (const follower of entry.log?.followers ?? []) follower.subscriber.error(closed);
     for (const entry of this.entries.values()) this.shares.remove(entry);
     this.entries.clear();
     this.itemOwners.clear();
@@ -307,15 +321,23 @@ export class MemoryResponseStore implements ResponseStore {
     recordBytes += textBytes(responseJson);
     const bytes = entry.bytes - entry.recordBytes + recordBytes;
     if (recordBytes > this.maxBytes) {
-      throw new GatewayError('payload_too_large', `This response (${recordBytes} bytes of JSON) is larger than the response store holds (responses.maxStoredBytes).`, {
-        code: 'response_too_large',
-      });
+      throw new GatewayError(
+        'payload_too_large',
+        `This response (${recordBytes} bytes of JSON) is larger than the response store holds (responses.maxStoredBytes).`,
+        {
+          code: 'response_too_large',
+        },
+      );
     }
     const pinned = this.shares.pinned;
     if (fresh && (pinned.bytes + bytes > this.maxBytes || pinned.count + 1 > this.maxResponses)) {
-      throw new GatewayError('unavailable', 'The response store is full of running responses; retry shortly.', { code: 'response_store_full', retryAfterSeconds: 1 });
+      throw new GatewayError('unavailable', 'The response store is full of running responses; retry shortly.', {
+        code: 'response_store_full',
+        retryAfterSeconds: 1,
+      });
     }
-    for (const id of entry.items.keys()) if (!items.has(id) && this.itemOwners.get(id) === entry) this.itemOwners.delete(id);
+    for (const id of entry.items.keys())
+      if (!items.has(id) && this.itemOwners.get(id) === entry) this.itemOwners.delete(id);
     for (const id of items.keys()) this.itemOwners.set(id, entry);
     entry.items = items;
     entry.responseJson = responseJson;

@@ -3,8 +3,22 @@ import { Observable } from 'rxjs';
 import { RESPONSES_REDIS } from '../config/redis-parts.js';
 import { ResponsesConfig } from '../config/responses-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { eventsDropped, firstWanted, fitBatch, noEventLog, outputItemsOf, storeUnavailable } from './event-log-rules.js';
-import type { ResponseObject, ResponseStore, ResponseStoreOperation, StoredEvent, StoredItem, StoredResponse } from './response-store.js';
+import {
+  eventsDropped,
+  firstWanted,
+  fitBatch,
+  noEventLog,
+  outputItemsOf,
+  storeUnavailable,
+} from './event-log-rules.js';
+import type {
+  ResponseObject,
+  ResponseStore,
+  ResponseStoreOperation,
+  StoredEvent,
+  StoredItem,
+  StoredResponse,
+} from './response-store.js';
 
 // Keys of one response, always passed in this order as KEYS[1..5]:
 //   r: a hash {response, status, input, previous}   s: the set of its item ids   e: its event stream
@@ -276,15 +290,23 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
-    const [response, input, previous] = await this.send(this.redis, () => this.redis.hmget(this.keysOf(id)[0], 'response', 'input', 'previous'));
+    const [response, input, previous] = await this.send(this.redis, () =>
+      this.redis.hmget(this.keysOf(id)[0], 'response', 'input', 'previous'),
+    );
     if (response === null || input === null) return undefined;
-    return { response: JSON.parse(response) as ResponseObject, inputItems: JSON.parse(input) as StoredItem[], previousResponseId: previous || null };
+    return {
+      response: JSON.parse(response) as ResponseObject,
+      inputItems: JSON.parse(input) as StoredItem[],
+      previousResponseId: previous || null,
+    };
   }
 
   async items(ids: readonly string[], maxBytes = Number.MAX_SAFE_INTEGER): Promise<Map<string, StoredItem>> {
     const found = new Map<string, StoredItem>();
     if (ids.length === 0) return found;
-    const pairs = (await this.send(this.redis, () => this.scripts.gantryItems(this.prefix, Math.min(maxBytes, Number.MAX_SAFE_INTEGER), ...ids))) as string[];
+    const pairs = (await this.send(this.redis, () =>
+      this.scripts.gantryItems(this.prefix, Math.min(maxBytes, Number.MAX_SAFE_INTEGER), ...ids),
+    )) as string[];
     for (let index = 0; index + 1 < pairs.length; index += 2) {
       const value = pairs[index + 1]!;
       found.set(pairs[index]!, JSON.parse(value.slice(value.indexOf('\n') + 1)) as StoredItem);
@@ -293,7 +315,9 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    const kept = await this.send(this.redis, () => this.scripts.gantryRemove(...this.keysOf(id), this.prefix, id, this.channelOf(id)));
+    const kept = await this.send(this.redis, () =>
+      this.scripts.gantryRemove(...this.keysOf(id), this.prefix, id, this.channelOf(id)),
+    );
     return kept === 1;
   }
 
@@ -308,7 +332,16 @@ export class RedisResponseStore implements ResponseStore {
       const triples: (string | number)[] = [];
       for (const event of chunk) triples.push(event.sequence, event.event, event.data);
       await this.send(this.redis, () =>
-        this.scripts.gantryAppend(...this.keysOf(id), this.prefix, this.ttlMs, this.slackMs, this.maxEvents, final && last ? 1 : 0, this.channelOf(id), ...triples),
+        this.scripts.gantryAppend(
+          ...this.keysOf(id),
+          this.prefix,
+          this.ttlMs,
+          this.slackMs,
+          this.maxEvents,
+          final && last ? 1 : 0,
+          this.channelOf(id),
+          ...triples,
+        ),
       );
     }
   }
@@ -376,7 +409,9 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async requestCancel(id: string): Promise<void> {
-    await this.send(this.redis, () => this.scripts.gantryCancel(this.keysOf(id)[0], this.keysOf(id)[4], this.channelOf(id)));
+    await this.send(this.redis, () =>
+      this.scripts.gantryCancel(this.keysOf(id)[0], this.keysOf(id)[4], this.channelOf(id)),
+    );
   }
 
   cancelRequests(id: string): Observable<void> {
@@ -422,11 +457,14 @@ export class RedisResponseStore implements ResponseStore {
     this.closed = true;
     clearInterval(this.poll);
     const closing = new GatewayError('unavailable', 'The response store was closed.');
-    for (const channel of [...this.channels.values()]) for (const listener of [...channel.listeners]) listener.lost(closing);
+    for (const channel of [...this.channels.values()])
+      for (const listener of [...channel.listeners]) listener.lost(closing);
     this.channels.clear();
     // QUIT is answered after what was sent before it; a Redis that does not answer is not waited for.
     let timer: NodeJS.Timeout | undefined;
-    const quits = Promise.all([this.redis, this.subscriber].map((connection) => connection.quit().catch(() => undefined)));
+    const quits = Promise.all(
+      [this.redis, this.subscriber].map((connection) => connection.quit().catch(() => undefined)),
+    );
     await Promise.race([quits, new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs * 2)))]);
     clearTimeout(timer);
     this.redis.disconnect();
@@ -457,9 +495,17 @@ export class RedisResponseStore implements ResponseStore {
 
   /** Until a connection is first up, a call waits for it (within the timeout); once it was up, or failed, never. */
   private async ready(connection: Redis): Promise<void> {
-    if (this.everReady.has(connection) || this.everFailed.has(connection) || !['wait', 'connecting', 'connect'].includes(connection.status)) return;
+    if (
+      this.everReady.has(connection) ||
+      this.everFailed.has(connection) ||
+      !['wait', 'connecting', 'connect'].includes(connection.status)
+    )
+      return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.firstReady.get(connection), new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs)))]);
+    await Promise.race([
+      this.firstReady.get(connection),
+      new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs))),
+    ]);
     clearTimeout(timer);
   }
 
@@ -467,21 +513,26 @@ export class RedisResponseStore implements ResponseStore {
   private async send<T>(connection: Redis, command: () => Promise<T>): Promise<T> {
     if (this.closed) throw storeUnavailable(new Error('the store was closed'));
     await this.ready(connection);
-    if (connection.status !== 'ready') throw storeUnavailable(new Error(`Redis is not connected (${connection.status})`));
+    if (connection.status !== 'ready')
+      throw storeUnavailable(new Error(`Redis is not connected (${connection.status})`));
     try {
       return await command();
     } catch (error) {
       const message = error instanceof ReplyError ? String((error as Error).message) : '';
-      if (message.includes(SCRIPT_ERROR)) throw new Error(message.slice(message.indexOf(SCRIPT_ERROR) + SCRIPT_ERROR.length).trim());
+      if (message.includes(SCRIPT_ERROR))
+        throw new Error(message.slice(message.indexOf(SCRIPT_ERROR) + SCRIPT_ERROR.length).trim());
       throw storeUnavailable(error);
     }
   }
 
-  private async readLog(id: string, next: number): Promise<{ next: number; final: boolean; events: StoredEvent[] } | undefined> {
+  private async readLog(
+    id: string,
+    next: number,
+  ): Promise<{ next: number; final: boolean; events: StoredEvent[] } | undefined> {
     const [state, stream] = [this.keysOf(id)[3], this.keysOf(id)[2]];
-    const reply = (await this.send(this.redis, () => this.scripts.gantryRead(state, stream, `0-${next + 1}`, this.readBatch))) as
-      | [string, string, [string, string[]][]]
-      | null;
+    const reply = (await this.send(this.redis, () =>
+      this.scripts.gantryRead(state, stream, `0-${next + 1}`, this.readBatch),
+    )) as [string, string, [string, string[]][]] | null;
     if (reply === null) return undefined;
     const [nextSequence, final, entries] = reply;
     return { next: Number(nextSequence), final: final === '1', events: entries.map(storedEventOf) };
@@ -518,9 +569,11 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   private subscribe(channels: [string, Channel][]): Promise<void> {
-    const attempt = this.send(this.subscriber, () => this.subscriber.subscribe(...channels.map(([name]) => name))).then(() => {
-      for (const [, channel] of channels) if (channel.subscribed === attempt) channel.live = true;
-    });
+    const attempt = this.send(this.subscriber, () => this.subscriber.subscribe(...channels.map(([name]) => name))).then(
+      () => {
+        for (const [, channel] of channels) if (channel.subscribed === attempt) channel.live = true;
+      },
+    );
     for (const [, channel] of channels) channel.subscribed = attempt;
     attempt.catch(() => {
       for (const [, channel] of channels) if (channel.subscribed === attempt) channel.subscribed = undefined;
@@ -533,7 +586,8 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   private notifyAll(notice: Notice): void {
-    for (const channel of [...this.channels.values()]) for (const listener of [...channel.listeners]) listener.notify(notice);
+    for (const channel of [...this.channels.values()])
+      for (const listener of [...channel.listeners]) listener.notify(notice);
   }
 
   /** The subscriber connection dropped: its subscriptions went with it (notices in between are lost). */

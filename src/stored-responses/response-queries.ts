@@ -29,16 +29,26 @@ export function inputItemsPage(items: readonly StoredItem[], query: InputItemsQu
     throw new GatewayError('invalid_request', 'limit must be an integer from 1 to 100', { param: 'limit' });
   }
   const order = query.order ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw new GatewayError('invalid_request', "order must be 'asc' or 'desc'", { param: 'order' });
+  if (order !== 'asc' && order !== 'desc')
+    throw new GatewayError('invalid_request', "order must be 'asc' or 'desc'", { param: 'order' });
   const ordered = order === 'asc' ? items : [...items].reverse();
   let start = 0;
   if (query.after !== undefined) {
     const index = ordered.findIndex((item) => item.id === query.after);
-    if (index === -1) throw new GatewayError('invalid_request', `No input item with id '${String(query.after)}' in this response.`, { param: 'after' });
+    if (index === -1)
+      throw new GatewayError('invalid_request', `No input item with id '${String(query.after)}' in this response.`, {
+        param: 'after',
+      });
     start = index + 1;
   }
   const data = ordered.slice(start, start + limit);
-  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + limit < ordered.length };
+  return {
+    object: 'list',
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: start + limit < ordered.length,
+  };
 }
 
 /** `starting_after`: the sequence number after which to resume; absent means from the start. */
@@ -47,7 +57,11 @@ export function startingAfter(value: unknown): number {
   const number = Number(value);
   // A safe integer: past 2^53 a number no longer names one sequence (nor one Redis Stream entry).
   if (typeof value !== 'string' || value.trim() === '' || !Number.isSafeInteger(number) || number < -1) {
-    throw new GatewayError('invalid_request', `starting_after must be an integer sequence number from 0 to ${Number.MAX_SAFE_INTEGER}`, { param: 'starting_after' });
+    throw new GatewayError(
+      'invalid_request',
+      `starting_after must be an integer sequence number from 0 to ${Number.MAX_SAFE_INTEGER}`,
+      { param: 'starting_after' },
+    );
   }
   return number;
 }

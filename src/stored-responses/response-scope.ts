@@ -62,7 +62,11 @@ export class ResponseScope {
 
   clientResponse(response: ResponseObject): ResponseObject {
     if (this.prefix === '') return response;
-    return { ...response, id: this.clientId(response.id), output: response.output.map((item) => this.clientItem(item)) };
+    return {
+      ...response,
+      id: this.clientId(response.id),
+      output: response.output.map((item) => this.clientItem(item)),
+    };
   }
 
   clientItem<T>(item: T): T {
@@ -74,7 +78,12 @@ export class ResponseScope {
   clientError(error: unknown): unknown {
     if (this.prefix === '' || !(error instanceof GatewayError) || !error.message.includes(this.prefix)) return error;
     const { param, code, retryAfterSeconds } = error;
-    return new GatewayError(error.kind, error.message.replaceAll(this.prefix, ''), { param, code, retryAfterSeconds, cause: error });
+    return new GatewayError(error.kind, error.message.replaceAll(this.prefix, ''), {
+      param,
+      code,
+      retryAfterSeconds,
+      cause: error,
+    });
   }
 
   private scopedItem(item: unknown): unknown {

@@ -24,7 +24,11 @@ describe('RunReport', () => {
     const run = new Subject<EngineEvent>();
     report.tap(run).subscribe();
     for (let n = 0; n < MAX_UNREPORTED + 500; n += 1) run.next(text(n));
-    const ack: EngineEvent = { type: 'ack', usage: { ...ZERO_USAGE, promptTokens: 7 }, timings: makeTimings({ promptN: 7, promptMs: 1, predictedN: 0, predictedMs: 0 }) };
+    const ack: EngineEvent = {
+      type: 'ack',
+      usage: { ...ZERO_USAGE, promptTokens: 7 },
+      timings: makeTimings({ promptN: 7, promptMs: 1, predictedN: 0, predictedMs: 0 }),
+    };
     run.next(ack);
     const seenMidway = lastValueFrom(report.events$.pipe(toArray()));
     run.next(DONE);

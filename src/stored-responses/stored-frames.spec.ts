@@ -4,14 +4,21 @@ import type { SseFrame } from '../protocols/sse/sse-frame.js';
 import type { StoredEvent } from './response-store.js';
 import { followedFrames } from './stored-frames.js';
 
-const stored = (sequence: number, event = 'response.in_progress'): StoredEvent => ({ sequence, event, data: JSON.stringify({ type: event, sequence_number: sequence }) });
+const stored = (sequence: number, event = 'response.in_progress'): StoredEvent => ({
+  sequence,
+  event,
+  data: JSON.stringify({ type: event, sequence_number: sequence }),
+});
 
 /** Follows `events$` with a drain deadline the test fires; returns what it saw and whether it completed. */
 function follow(events$: Observable<StoredEvent>) {
   const deadline = new Subject<never>();
   const seen: SseFrame[] = [];
   let completed = false;
-  followedFrames(events$, -1, undefined, { deadline$: deadline, graceMs: 1_000 }).subscribe({ next: (frame) => seen.push(frame), complete: () => (completed = true) });
+  followedFrames(events$, -1, undefined, { deadline$: deadline, graceMs: 1_000 }).subscribe({
+    next: (frame) => seen.push(frame),
+    complete: () => (completed = true),
+  });
   return { seen, done: () => completed, cut: () => deadline.error(new Error('drain deadline')) };
 }
 
@@ -26,7 +33,10 @@ describe('followedFrames at a drain deadline', () => {
     follower.cut();
     events.next(stored(1, 'response.failed'));
     events.complete();
-    expect(follower.seen.map((frame) => ('event' in frame ? frame.event : undefined))).toEqual(['response.in_progress', 'response.failed']);
+    expect(follower.seen.map((frame) => ('event' in frame ? frame.event : undefined))).toEqual([
+      'response.in_progress',
+      'response.failed',
+    ]);
     expect(follower.done()).toBe(true);
     vi.advanceTimersByTime(5_000);
     expect(follower.seen).toHaveLength(2);
@@ -42,7 +52,11 @@ describe('followedFrames at a drain deadline', () => {
     expect(follower.done()).toBe(false);
     vi.advanceTimersByTime(1);
     expect(follower.done()).toBe(true);
-    expect(JSON.parse((follower.seen.at(-1) as { data: string }).data)).toMatchObject({ type: 'error', code: 'shutting_down', sequence_number: 1 });
+    expect(JSON.parse((follower.seen.at(-1) as { data: string }).data)).toMatchObject({
+      type: 'error',
+      code: 'shutting_down',
+      sequence_number: 1,
+    });
     expect(events.observed).toBe(false);
   });
 });

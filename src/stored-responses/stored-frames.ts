@@ -38,7 +38,12 @@ export interface FollowerCutoff {
  * shutdown's drain deadline the run's own end (a run cut there ends `response.failed`) still
  * comes through; a follower of a run that goes on elsewhere gets an `error` event after `graceMs`.
  */
-export function followedFrames(events$: Observable<StoredEvent>, after: number, left?: LeftRunCheck, cutoff?: FollowerCutoff): Observable<SseFrame> {
+export function followedFrames(
+  events$: Observable<StoredEvent>,
+  after: number,
+  left?: LeftRunCheck,
+  cutoff?: FollowerCutoff,
+): Observable<SseFrame> {
   return new Observable<SseFrame>((subscriber) => {
     let last = after;
     // One timer per follower, pushed back by each event (refresh), not one per event.
@@ -48,7 +53,13 @@ export function followedFrames(events$: Observable<StoredEvent>, after: number, 
       clearTimeout(quiet);
       clearTimeout(grace);
       const { error: body } = toOpenAIErrorBody(asGatewayError(error));
-      const data = { type: 'error', sequence_number: last + 1, code: body.code, message: body.message, param: body.param };
+      const data = {
+        type: 'error',
+        sequence_number: last + 1,
+        code: body.code,
+        message: body.message,
+        param: body.param,
+      };
       subscriber.next({ event: 'error', data: JSON.stringify(data) });
       subscriber.complete();
     };
@@ -77,7 +88,10 @@ export function followedFrames(events$: Observable<StoredEvent>, after: number, 
     });
     const cut = cutoff?.deadline$.subscribe({
       error: () => {
-        grace = setTimeout(() => fail(new GatewayError('unavailable', SHUTTING_DOWN, { code: 'shutting_down' })), cutoff.graceMs);
+        grace = setTimeout(
+          () => fail(new GatewayError('unavailable', SHUTTING_DOWN, { code: 'shutting_down' })),
+          cutoff.graceMs,
+        );
       },
     });
     return () => {

@@ -10,7 +10,12 @@ import type { ResponseObject } from './response-store.js';
 import type { PreparedResponse, StoredResponses } from './stored-responses.js';
 
 /** The events that end a Responses stream, each carrying the final Response object. */
-export const FINAL_EVENTS: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed', 'response.cancelled']);
+export const FINAL_EVENTS: ReadonlySet<string> = new Set([
+  'response.completed',
+  'response.incomplete',
+  'response.failed',
+  'response.cancelled',
+]);
 
 /**
  * The Responses protocol for one request whose stored state was read (`prepared`): it decodes the
@@ -26,7 +31,8 @@ export function storedResponsesProtocol(
   return {
     ...RESPONSES_PROTOCOL,
     decode: (_body, settings) => RESPONSES_PROTOCOL.decode(prepared.body, settings),
-    identify: (body, { reasoningCipher }) => responseEnvelope(newId('resp_'), unixSeconds(), body, reasoningCipher, prepared.keeping),
+    identify: (body, { reasoningCipher }) =>
+      responseEnvelope(newId('resp_'), unixSeconds(), body, reasoningCipher, prepared.keeping),
     toBody: (result, envelope) => {
       const body = toResponseBody(result, envelope);
       return prepared.keeping.store ? keep(body as ResponseObject).then(() => body) : body;
@@ -70,7 +76,12 @@ export function keptBeforeFinal(keep: (response: ResponseObject) => Promise<void
           const final = event !== undefined && FINAL_EVENTS.has(event);
           // Deltas, the bulk of a stream, pass straight on; a `.done` (an item closing, maybe the
           // end's burst) and whatever follows it wait for the turn's end.
-          if (held.length === 0 && keeping === undefined && !final && (event === undefined || !event.endsWith('.done'))) {
+          if (
+            held.length === 0 &&
+            keeping === undefined &&
+            !final &&
+            (event === undefined || !event.endsWith('.done'))
+          ) {
             subscriber.next(frame);
             return;
           }

@@ -21,8 +21,20 @@ const FOLLOWER_GRACE_MS = 1_000;
   providers: [
     {
       provide: StoredResponses,
-      inject: [GatewayConfig, GantryMetrics, ApiKeyRing, LifecycleService, { token: InstanceResponseStore, optional: true }],
-      useFactory: (config: GatewayConfig, metrics: GantryMetrics, keys: ApiKeyRing, lifecycle: LifecycleService, instance: InstanceResponseStore | undefined) =>
+      inject: [
+        GatewayConfig,
+        GantryMetrics,
+        ApiKeyRing,
+        LifecycleService,
+        { token: InstanceResponseStore, optional: true },
+      ],
+      useFactory: (
+        config: GatewayConfig,
+        metrics: GantryMetrics,
+        keys: ApiKeyRing,
+        lifecycle: LifecycleService,
+        instance: InstanceResponseStore | undefined,
+      ) =>
         new StoredResponses(createResponseStore(config.responses, instance), metrics, keys, {
           keepaliveIntervalMs: config.keepalive.intervalMs,
           ttlSeconds: config.responses.ttlSeconds,
@@ -33,7 +45,8 @@ const FOLLOWER_GRACE_MS = 1_000;
     {
       provide: BackgroundRuns,
       inject: [StoredResponses, LifecycleService, GatewayConfig],
-      useFactory: (stored: StoredResponses, lifecycle: LifecycleService, config: GatewayConfig) => new BackgroundRuns(stored, lifecycle, config.keepalive),
+      useFactory: (stored: StoredResponses, lifecycle: LifecycleService, config: GatewayConfig) =>
+        new BackgroundRuns(stored, lifecycle, config.keepalive),
     },
   ],
   exports: [StoredResponses, BackgroundRuns],

@@ -7,14 +7,17 @@ import type { ResponseObject } from './response-store.js';
 import { StoredResponses } from './stored-responses.js';
 
 const NO_METRICS = { responseStoreErrors: { inc: () => undefined } } as never;
-const request = (fields: Record<string, unknown>) => ({ model: 'stub', input: 'hi', ...fields }) as unknown as ResponsesRequestDto;
+const request = (fields: Record<string, unknown>) =>
+  ({ model: 'stub', input: 'hi', ...fields }) as unknown as ResponsesRequestDto;
 const answer = (id: string): ResponseObject => ({
   id,
   object: 'response',
   status: 'completed',
   created_at: Math.floor(Date.now() / 1000),
   completed_at: Math.floor(Date.now() / 1000),
-  output: [{ id: `msg_${id}`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `answer ${id}` }] }],
+  output: [
+    { id: `msg_${id}`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `answer ${id}` }] },
+  ],
 });
 
 describe('StoredResponses', () => {
@@ -33,7 +36,9 @@ describe('StoredResponses', () => {
     vi.advanceTimersByTime(60_000);
     const third = await stored.prepare(request({ previous_response_id: 'resp_second', input: 'again' }));
     expect(third.body.input).toHaveLength(5);
-    expect((await stored.retrieve(ResponseScope.OPEN, 'resp_first')).response).not.toHaveProperty('gantry_refreshed_at');
+    expect((await stored.retrieve(ResponseScope.OPEN, 'resp_first')).response).not.toHaveProperty(
+      'gantry_refreshed_at',
+    );
     await store.close();
   });
 
@@ -43,7 +48,17 @@ describe('StoredResponses', () => {
     const stored = new StoredResponses(store, { responseStoreErrors: { inc: () => (storeErrors += 1) } } as never);
     const prepared = await stored.prepare(request({ background: true }));
     await stored.open(prepared, { ...answer('resp_big'), status: 'in_progress', output: [] });
-    const huge = { ...answer('resp_big'), output: [{ id: 'msg_big', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'x'.repeat(1100 * 1024) }] }] };
+    const huge = {
+      ...answer('resp_big'),
+      output: [
+        {
+          id: 'msg_big',
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'x'.repeat(1100 * 1024) }],
+        },
+      ],
+    };
     expect(await stored.update(ResponseScope.OPEN, huge as ResponseObject, false)).toBe('too_large');
     expect(storeErrors).toBe(0);
     expect(await stored.update(ResponseScope.OPEN, answer('resp_big'), false)).toBe('written');
@@ -73,7 +88,9 @@ describe('StoredResponses', () => {
     await stored.keep(await stored.prepare(request({}), a), answer('resp_shared_id'));
     expect((await stored.retrieve(a, 'resp_shared_id')).response.id).toBe('resp_shared_id');
     await expect(stored.retrieve(b, 'resp_shared_id')).rejects.toMatchObject({ kind: 'not_found' });
-    await expect(stored.prepare(request({ input: [{ type: 'item_reference', id: 'msg_resp_shared_id' }] }), b)).rejects.toMatchObject({ kind: 'invalid_request' });
+    await expect(
+      stored.prepare(request({ input: [{ type: 'item_reference', id: 'msg_resp_shared_id' }] }), b),
+    ).rejects.toMatchObject({ kind: 'invalid_request' });
     await store.close();
   });
 });

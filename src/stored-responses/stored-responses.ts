@@ -16,7 +16,15 @@ import { LeaseWatch } from './lease-watch.js';
 import { ResponseScope } from './response-scope.js';
 import { STORE_UNAVAILABLE, storeUnavailable } from './event-log-rules.js';
 import { followedFrames, LEFT_BEHIND, type FollowerCutoff, type LeftRunCheck } from './stored-frames.js';
-import { RUNNING_STATUSES, type ResponseObject, type ResponseStore, type ResponseStoreOperation, type StoredEvent, type StoredItem, type StoredResponse } from './response-store.js';
+import {
+  RUNNING_STATUSES,
+  type ResponseObject,
+  type ResponseStore,
+  type ResponseStoreOperation,
+  type StoredEvent,
+  type StoredItem,
+  type StoredResponse,
+} from './response-store.js';
 
 /** A Responses request with its stored state read: what to decode, and how to keep the answer. */
 export interface PreparedResponse {
@@ -86,7 +94,12 @@ export class StoredResponses {
     private readonly store: ResponseStore | undefined,
     private readonly metrics: Pick<GantryMetrics, 'responseStoreErrors'>,
     private readonly keys: Pick<ApiKeyRing, 'isOpen' | 'identify'> = { isOpen: true, identify: () => undefined },
-    { keepaliveIntervalMs = 15_000, ttlSeconds = 86_400, maxResolvedInputBytes = DEFAULTS.maxResolvedInputBytes, followerCutoff }: StoredResponsesOptions = {},
+    {
+      keepaliveIntervalMs = 15_000,
+      ttlSeconds = 86_400,
+      maxResolvedInputBytes = DEFAULTS.maxResolvedInputBytes,
+      followerCutoff,
+    }: StoredResponsesOptions = {},
   ) {
     this.maxResolvedInputBytes = maxResolvedInputBytes;
     this.followerCutoff = followerCutoff;
@@ -112,20 +125,37 @@ export class StoredResponses {
     if (this.store === undefined) return { body, keeping: NOT_KEPT, inputItems: [], scope };
     const store = body.store !== false;
     if (body.background === true && !store) {
-      throw new GatewayError('invalid_request', 'background responses must be stored: leave store unset or set it to true', { param: 'background' });
+      throw new GatewayError(
+        'invalid_request',
+        'background responses must be stored: leave store unset or set it to true',
+        { param: 'background' },
+      );
     }
-    const keeping: ResponseKeeping = { store, background: body.background === true, previousResponseId: body.previous_response_id ?? null };
+    const keeping: ResponseKeeping = {
+      store,
+      background: body.background === true,
+      previousResponseId: body.previous_response_id ?? null,
+    };
     const budget = new ResolvedInputBudget(this.maxResolvedInputBytes);
     const references = referencedIds(body.input);
     // The request's own input counts too, once it brings in stored parts (alone, the body limit bounds it).
     if (references.length > 0 || body.previous_response_id !== undefined) budget.spend(jsonBytes(body.input), 'input');
     const own = await this.resolveReferences(scope, body.input, references, budget);
-    const chain = body.previous_response_id === undefined ? [] : await this.chain(scope, body.previous_response_id, budget);
+    const chain =
+      body.previous_response_id === undefined ? [] : await this.chain(scope, body.previous_response_id, budget);
     this.refresh(scope, chain);
     const history = conversationOf(chain);
     const { previous_response_id: _continued, background: _background, ...rest } = body;
-    const input = history.length === 0 && typeof own === 'string' ? own : [...history, ...(typeof own === 'string' ? storedInputItems(own).map(asInput) : own)];
-    return { body: { ...rest, input } as ResponsesRequestDto, keeping, inputItems: store ? storedInputItems(own) : [], scope };
+    const input =
+      history.length === 0 && typeof own === 'string'
+        ? own
+        : [...history, ...(typeof own === 'string' ? storedInputItems(own).map(asInput) : own)];
+    return {
+      body: { ...rest, input } as ResponsesRequestDto,
+      keeping,
+      inputItems: store ? storedInputItems(own) : [],
+      scope,
+    };
   }
 
   /** Keeps a finished foreground response; a failure is counted, not thrown (the client has its answer). */
@@ -191,7 +221,10 @@ export class StoredResponses {
   private refresh(scope: ResponseScope, chain: readonly StoredResponse[]): void {
     const now = Date.now();
     for (const { response } of chain) {
-      const written = typeof response[REFRESHED_FIELD] === 'number' ? response[REFRESHED_FIELD] : Number(response.completed_at ?? response.created_at) * 1000;
+      const written =
+        typeof response[REFRESHED_FIELD] === 'number'
+          ? response[REFRESHED_FIELD]
+          : Number(response.completed_at ?? response.created_at) * 1000;
       if (!(now - (written as number) > this.refreshAfterMs)) continue;
       void this.update(scope, { ...response, [REFRESHED_FIELD]: now }, false);
     }
@@ -201,10 +234,19 @@ export class StoredResponses {
   private fromStore(scope: ResponseScope, stored: StoredResponse): StoredResponse {
     const record = scope.record(stored);
     const { [LEASE_FIELD]: leaseUntil, [REFRESHED_FIELD]: _refreshed, ...response } = record.response;
-    if (leaseUntil === undefined || !RUNNING_STATUSES.has(response.status as string) || typeof leaseUntil !== 'number' || !this.leases.isLeft(stored.response.id, leaseUntil)) {
+    if (
+      leaseUntil === undefined ||
+      !RUNNING_STATUSES.has(response.status as string) ||
+      typeof leaseUntil !== 'number' ||
+      !this.leases.isLeft(stored.response.id, leaseUntil)
+    ) {
       return { ...record, response: response as ResponseObject };
     }
-    const failed = { ...response, status: 'failed', error: { code: 'server_error', message: LEFT_BEHIND } } as ResponseObject;
+    const failed = {
+      ...response,
+      status: 'failed',
+      error: { code: 'server_error', message: LEFT_BEHIND },
+    } as ResponseObject;
     // Written back, so every replica agrees from now on (a failure leaves it to the next reader).
     void this.update(scope, failed, false);
     return { ...record, response: failed };
@@ -219,7 +261,10 @@ export class StoredResponses {
   private async isLeft(scope: ResponseScope, id: string): Promise<boolean> {
     try {
       const record = await this.retrieve(scope, id);
-      return record.response.status === 'failed' && (record.response.error as { message?: string } | null)?.message === LEFT_BEHIND;
+      return (
+        record.response.status === 'failed' &&
+        (record.response.error as { message?: string } | null)?.message === LEFT_BEHIND
+      );
     } catch {
       return false;
     }
@@ -237,7 +282,8 @@ export class StoredResponses {
   /** Forgets a response (stopping it first if it still runs). */
   async remove(scope: ResponseScope, id: string): Promise<{ id: string; object: 'response'; deleted: true }> {
     const record = await this.retrieve(scope, id);
-    if (RUNNING_STATUSES.has(record.response.status)) await this.guarded('cancel', () => this.requireStore().requestCancel(scope.id(id)));
+    if (RUNNING_STATUSES.has(record.response.status))
+      await this.guarded('cancel', () => this.requireStore().requestCancel(scope.id(id)));
     if (!(await this.guarded('write', () => this.requireStore().delete(scope.id(id))))) throw notFound(id);
     return { id, object: 'response', deleted: true };
   }
@@ -249,11 +295,15 @@ export class StoredResponses {
   async cancel(scope: ResponseScope, id: string, waitMs = CANCEL_WAIT_MS): Promise<ResponseObject> {
     const record = await this.retrieve(scope, id);
     if (record.response.background !== true) {
-      throw new GatewayError('invalid_request', 'Only responses created with background: true can be cancelled.', { param: 'response_id' });
+      throw new GatewayError('invalid_request', 'Only responses created with background: true can be cancelled.', {
+        param: 'response_id',
+      });
     }
     if (record.response.status === 'cancelled') return record.response;
     if (!RUNNING_STATUSES.has(record.response.status)) {
-      throw new GatewayError('invalid_request', `Cannot cancel a response that is already ${record.response.status}.`, { param: 'response_id' });
+      throw new GatewayError('invalid_request', `Cannot cancel a response that is already ${record.response.status}.`, {
+        param: 'response_id',
+      });
     }
     const store = this.requireStore();
     await this.guarded('cancel', () => store.requestCancel(scope.id(id)));
@@ -276,7 +326,9 @@ export class StoredResponses {
    * replica's), as SSE frames; a run whose replica left ends them with an `error` event.
    */
   follow(scope: ResponseScope, id: string, after: number): Observable<SseFrame> {
-    const events$ = this.requireStore().events(scope.id(id), after).pipe(catchError((error: unknown) => throwError(() => scope.clientError(error))));
+    const events$ = this.requireStore()
+      .events(scope.id(id), after)
+      .pipe(catchError((error: unknown) => throwError(() => scope.clientError(error))));
     return followedFrames(events$, after, this.leftRunCheck(scope, id), this.followerCutoff);
   }
 
@@ -292,13 +344,19 @@ export class StoredResponses {
   private async chain(scope: ResponseScope, id: string, budget: ResolvedInputBudget): Promise<StoredResponse[]> {
     const chain: StoredResponse[] = [];
     const seen = new Set<string>();
-    for (let next: string | null = id; next !== null; ) {
+    for (let next: string | null = id; next !== null;) {
       if (seen.has(next) || chain.length >= MAX_CHAIN) {
-        throw new GatewayError('invalid_request', `The chain of previous responses from '${id}' is too long or loops.`, { param: 'previous_response_id' });
+        throw new GatewayError(
+          'invalid_request',
+          `The chain of previous responses from '${id}' is too long or loops.`,
+          { param: 'previous_response_id' },
+        );
       }
       seen.add(next);
       const current: string = next;
-      const found: StoredResponse | undefined = await this.guarded('read', () => this.requireStore().get(scope.id(current)));
+      const found: StoredResponse | undefined = await this.guarded('read', () =>
+        this.requireStore().get(scope.id(current)),
+      );
       const record = found === undefined ? undefined : this.fromStore(scope, found);
       if (record === undefined) {
         throw new GatewayError('invalid_request', `Previous response with id '${current}' not found.`, {
@@ -307,9 +365,13 @@ export class StoredResponses {
         });
       }
       if (RUNNING_STATUSES.has(record.response.status)) {
-        throw new GatewayError('invalid_request', `Previous response with id '${current}' is still ${record.response.status}; continue it once it has finished.`, {
-          param: 'previous_response_id',
-        });
+        throw new GatewayError(
+          'invalid_request',
+          `Previous response with id '${current}' is still ${record.response.status}; continue it once it has finished.`,
+          {
+            param: 'previous_response_id',
+          },
+        );
       }
       budget.spend(conversationBytes(record), 'previous_response_id');
       chain.push(record);
@@ -335,7 +397,10 @@ export class StoredResponses {
       if (item.type !== 'item_reference') return item;
       const stored = found.get(scope.id(item.id));
       if (stored === undefined) {
-        throw new GatewayError('invalid_request', `Item with id '${item.id}' not found.`, { param: `input[${index}].id`, code: 'item_not_found' });
+        throw new GatewayError('invalid_request', `Item with id '${item.id}' not found.`, {
+          param: `input[${index}].id`,
+          code: 'item_not_found',
+        });
       }
       let size = sizes.get(stored);
       if (size === undefined) sizes.set(stored, (size = jsonBytes(stored)));
@@ -346,7 +411,9 @@ export class StoredResponses {
 
   private requireStore(): ResponseStore {
     if (this.store !== undefined) return this.store;
-    throw new GatewayError('not_found', 'This gateway stores no responses (responses.store: off).', { code: 'response_store_off' });
+    throw new GatewayError('not_found', 'This gateway stores no responses (responses.store: off).', {
+      code: 'response_store_off',
+    });
   }
 
   /** Runs a store call; a store that cannot answer makes a 503 in the client's shape. */
@@ -385,5 +452,8 @@ function scopedRecord({ scope, inputItems, keeping }: PreparedResponse, response
 }
 
 function notFound(id: string): GatewayError {
-  return new GatewayError('not_found', `Response with id '${id}' not found.`, { param: 'response_id', code: 'response_not_found' });
+  return new GatewayError('not_found', `Response with id '${id}' not found.`, {
+    param: 'response_id',
+    code: 'response_not_found',
+  });
 }

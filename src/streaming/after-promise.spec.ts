@@ -22,7 +22,14 @@ describe('afterPromise', () => {
 
   it('fails with a rejection, a throw in start, or a throw in project', async () => {
     const failure = (values$: Observable<unknown>) => lastValueFrom(values$).catch((error: Error) => error.message);
-    expect(await failure(afterPromise(() => Promise.reject(new Error('refused')), () => of(1)))).toBe('refused');
+    expect(
+      await failure(
+        afterPromise(
+          () => Promise.reject(new Error('refused')),
+          () => of(1),
+        ),
+      ),
+    ).toBe('refused');
     expect(
       await failure(
         afterPromise(
@@ -65,7 +72,10 @@ describe('afterPromise', () => {
       log.push('subscribed');
       return () => log.push('torn down');
     });
-    const subscription = afterPromise(async () => 1, () => inner$).subscribe();
+    const subscription = afterPromise(
+      async () => 1,
+      () => inner$,
+    ).subscribe();
     await settle();
     expect(log).toEqual(['subscribed']);
     subscription.unsubscribe();

@@ -16,10 +16,7 @@ function scheduler(): TestScheduler {
 }
 
 const beatEvery = (intervalMs: number, testScheduler: TestScheduler) =>
-  keepalive<Item, string>(
-    { intervalMs, isOutput: (item) => item.type === 'out', beat: () => 'beat' },
-    testScheduler,
-  );
+  keepalive<Item, string>({ intervalMs, isOutput: (item) => item.type === 'out', beat: () => 'beat' }, testScheduler);
 
 describe('keepalive()', () => {
   it('beats every interval while the source is silent', () => {

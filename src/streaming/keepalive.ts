@@ -1,4 +1,15 @@
-import { asyncScheduler, defer, interval, map, merge, Subject, takeUntil, tap, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import {
+  asyncScheduler,
+  defer,
+  interval,
+  map,
+  merge,
+  Subject,
+  takeUntil,
+  tap,
+  type OperatorFunction,
+  type SchedulerLike,
+} from 'rxjs';
 
 export interface KeepaliveOptions<T, B> {
   /** Time between beats; the first beat comes one interval after subscription. */

@@ -7,7 +7,10 @@ import type { StreamEvent } from './stream-event.js';
  * the response head wait until the engine has taken the request on, or the first keep-alive is
  * due, so that a refusal before that gets its real HTTP status (see StreamResponder.sse).
  */
-export function openOnFirstEvent(open: (first: StreamEvent | undefined) => void, observer: Observer<StreamEvent>): Observer<StreamEvent> {
+export function openOnFirstEvent(
+  open: (first: StreamEvent | undefined) => void,
+  observer: Observer<StreamEvent>,
+): Observer<StreamEvent> {
   let opened = false;
   const openOnce = (first?: StreamEvent) => {
     if (opened) return;

@@ -21,12 +21,18 @@ const ask = (model: string) => ({ model, messages: [{ role: 'user' as const, con
 const OUTPUT_TOKENS = 5;
 
 const anthropicAdapter = (extraBodyProperties?: Record<string, unknown>): BaseLlmApi =>
-  constructLlmApi({ provider: 'anthropic', apiKey: 'test-key', apiBase: `${proxy.url}/v1/`, requestOptions: { extraBodyProperties } })!;
+  constructLlmApi({
+    provider: 'anthropic',
+    apiKey: 'test-key',
+    apiBase: `${proxy.url}/v1/`,
+    requestOptions: { extraBodyProperties },
+  })!;
 
 /** The content block types of the last Messages answer that reached the adapter, whole or streamed. */
 function lastBlockTypes(): string[] {
   const body = proxy.bodies.at(-1)!;
-  if (body.startsWith('{')) return (JSON.parse(body) as { content: Array<{ type: string }> }).content.map((block) => block.type);
+  if (body.startsWith('{'))
+    return (JSON.parse(body) as { content: Array<{ type: string }> }).content.map((block) => block.type);
   return body
     .split('\n')
     .filter((line) => line.startsWith('data: '))
@@ -54,13 +60,19 @@ describe('Continue @continuedev/openai-adapters, Anthropic adapter, on a reasoni
   });
 
   it('streams the answer: no thinking block reaches it, and the usage counts the reasoning', async () => {
-    expect(await streamedText(anthropicAdapter(), ask('thinker'))).toEqual({ text: 'the verdict', completionTokens: OUTPUT_TOKENS });
+    expect(await streamedText(anthropicAdapter(), ask('thinker'))).toEqual({
+      text: 'the verdict',
+      completionTokens: OUTPUT_TOKENS,
+    });
     expect(lastBlockTypes()).toEqual(['text']);
   });
 
   it('gets thinking blocks first when the request enables thinking, streamed and whole', async () => {
     const thinking = anthropicAdapter({ thinking: { type: 'enabled', budget_tokens: 1024 } });
-    expect(await streamedText(thinking, ask('thinker'))).toEqual({ text: 'the verdict', completionTokens: OUTPUT_TOKENS });
+    expect(await streamedText(thinking, ask('thinker'))).toEqual({
+      text: 'the verdict',
+      completionTokens: OUTPUT_TOKENS,
+    });
     expect(lastBlockTypes()).toEqual(['thinking', 'text']);
     await thinking.chatCompletionNonStream(ask('thinker'), signal());
     const message = JSON.parse(proxy.bodies.at(-1)!) as { content: Array<{ type: string; thinking?: string }> };
@@ -74,6 +86,9 @@ describe('Continue @continuedev/openai-adapters, OpenAI adapter, on a reasoning 
   it('reads the answer and the reasoning, whole and streamed', async () => {
     const completion = await openai().chatCompletionNonStream(ask('thinker'), signal());
     expect(completion.choices[0].message).toMatchObject({ content: 'the verdict', reasoning_content: THOUGHT });
-    expect(await streamedText(openai(), ask('thinker'))).toEqual({ text: 'the verdict', completionTokens: OUTPUT_TOKENS });
+    expect(await streamedText(openai(), ask('thinker'))).toEqual({
+      text: 'the verdict',
+      completionTokens: OUTPUT_TOKENS,
+    });
   });
 });

@@ -5,7 +5,14 @@ import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { lastToolExchange, LYON, OPENAI_REASONING_MODEL, THOUGHT, useClientGateway, weatherIn } from './support/client-gateway.js';
+import {
+  lastToolExchange,
+  LYON,
+  OPENAI_REASONING_MODEL,
+  THOUGHT,
+  useClientGateway,
+  weatherIn,
+} from './support/client-gateway.js';
 
 // LangChain JS chat models on their defaults (only the base URL and the key set), plus the
 // options that ask a model to show its reasoning.
@@ -22,7 +29,9 @@ interface Client {
 }
 
 const reasoningBlocks = (message: AIMessage) =>
-  message.contentBlocks.flatMap((block) => (block.type === 'reasoning' && typeof block.reasoning === 'string' ? [block.reasoning] : [])).join('');
+  message.contentBlocks
+    .flatMap((block) => (block.type === 'reasoning' && typeof block.reasoning === 'string' ? [block.reasoning] : []))
+    .join('');
 
 const CLIENTS: Client[] = [
   {
@@ -69,14 +78,20 @@ const weather = tool(async ({ city }: { city: string }) => weatherIn(city), {
 });
 
 /** Streams a model's answer and concatenates the chunks, as LangChain's docs do. */
-async function streamWhole(model: Pick<BaseChatModel, 'stream'>, input: BaseMessage[] | string): Promise<AIMessageChunk> {
+async function streamWhole(
+  model: Pick<BaseChatModel, 'stream'>,
+  input: BaseMessage[] | string,
+): Promise<AIMessageChunk> {
   let whole: AIMessageChunk | undefined;
   for await (const chunk of await model.stream(input)) whole = whole === undefined ? chunk : whole.concat(chunk);
   if (whole === undefined) throw new Error('the stream had no chunks');
   return whole;
 }
 
-const counted = { input_tokens: expect.toSatisfy((n: number) => n > 0), output_tokens: expect.toSatisfy((n: number) => n > 0) };
+const counted = {
+  input_tokens: expect.toSatisfy((n: number) => n > 0),
+  output_tokens: expect.toSatisfy((n: number) => n > 0),
+};
 
 describe.each(CLIENTS)('$name', (client) => {
   it('invoke answers with the text and usage', async () => {
@@ -102,7 +117,9 @@ describe.each(CLIENTS)('$name', (client) => {
     const model = client.chat('stub').bindTools!([weather], { tool_choice: 'get_weather' });
     const history: BaseMessage[] = [new HumanMessage(JSON.stringify(LYON))];
     const call = await model.invoke(history);
-    expect(call.tool_calls).toMatchObject([{ name: 'get_weather', args: LYON, id: expect.stringMatching(client.toolCallId) }]);
+    expect(call.tool_calls).toMatchObject([
+      { name: 'get_weather', args: LYON, id: expect.stringMatching(client.toolCallId) },
+    ]);
     const result = await weather.invoke(call.tool_calls![0]);
     history.push(call, result);
     const answer = await model.invoke(history);
@@ -126,7 +143,13 @@ describe.each(CLIENTS)('$name', (client) => {
   });
 
   it('takes a system message in the middle of the conversation', async () => {
-    const history = [new SystemMessage('You are terse.'), new HumanMessage('first question'), new AIMessage('first answer'), new SystemMessage('Now answer in French.'), new HumanMessage('and then')];
+    const history = [
+      new SystemMessage('You are terse.'),
+      new HumanMessage('first question'),
+      new AIMessage('first answer'),
+      new SystemMessage('Now answer in French.'),
+      new HumanMessage('and then'),
+    ];
     const answer = await client.chat('stub').invoke(history);
     expect(answer.text).toBe('and then');
     // The stub counts every word of every message, system messages included.

@@ -1,4 +1,13 @@
-import { Agent, OpenAIChatCompletionsModel, OpenAIProvider, Runner, tool, user, type AgentInputItem, type RunResult } from '@openai/agents';
+import {
+  Agent,
+  OpenAIChatCompletionsModel,
+  OpenAIProvider,
+  Runner,
+  tool,
+  user,
+  type AgentInputItem,
+  type RunResult,
+} from '@openai/agents';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -22,7 +31,10 @@ const getWeather = tool({
   execute: async ({ city }) => weatherIn(city),
 });
 
-const counted = { inputTokens: expect.toSatisfy((n: number) => n > 0), outputTokens: expect.toSatisfy((n: number) => n > 0) };
+const counted = {
+  inputTokens: expect.toSatisfy((n: number) => n > 0),
+  outputTokens: expect.toSatisfy((n: number) => n > 0),
+};
 const itemTypes = (result: Pick<RunResult<never, never>, 'newItems'>) => result.newItems.map((item) => item.type);
 const reasoningText = (result: Pick<RunResult<never, never>, 'newItems'>) =>
   result.newItems
@@ -52,7 +64,9 @@ describe('an agent on the default model (Responses API)', () => {
   it('runs a tool loop: the call, the tool output, the final answer', async () => {
     const forecaster = new Agent({ name: 'Forecaster', instructions: 'Use the tool.', tools: [getWeather] });
     const result = await runner.run(forecaster, JSON.stringify(LYON));
-    expect(itemTypes(result)).toEqual(expect.arrayContaining(['tool_call_item', 'tool_call_output_item', 'message_output_item']));
+    expect(itemTypes(result)).toEqual(
+      expect.arrayContaining(['tool_call_item', 'tool_call_output_item', 'message_output_item']),
+    );
     expect(result.state.usage.requests).toBe(2);
     expect(result.finalOutput).toBe(JSON.stringify(LYON));
     const exchange = lastToolExchange(served().upstream);
@@ -66,7 +80,9 @@ describe('an agent on the default model (Responses API)', () => {
     for await (const event of result) void event;
     await result.completed;
     expect(result.error).toBeNull();
-    expect(itemTypes(result)).toEqual(expect.arrayContaining(['tool_call_item', 'tool_call_output_item', 'message_output_item']));
+    expect(itemTypes(result)).toEqual(
+      expect.arrayContaining(['tool_call_item', 'tool_call_output_item', 'message_output_item']),
+    );
     expect(result.finalOutput).toBe(JSON.stringify(LYON));
   });
 
@@ -85,14 +101,25 @@ describe('an agent on the default model (Responses API)', () => {
     const second = await runner.run(forecaster, history);
     expect(second.finalOutput).toBe('and a second');
     const { messages } = served().upstream.state.received.at(-1)!.body as { messages: Array<{ role: string }> };
-    expect(messages.map((message) => message.role).filter((role) => role !== 'system')).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(messages.map((message) => message.role).filter((role) => role !== 'system')).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+    ]);
     expect(lastToolExchange(served().upstream).resultText).toContain(weatherIn('Lyon'));
   });
 });
 
 describe('an agent on a named model', () => {
   it('runs a tool loop on the stub, forcing the first call (the SDK resets tool_choice after it)', async () => {
-    const forecaster = new Agent({ name: 'Forecaster', model: 'stub', tools: [getWeather], modelSettings: { toolChoice: 'required' } });
+    const forecaster = new Agent({
+      name: 'Forecaster',
+      model: 'stub',
+      tools: [getWeather],
+      modelSettings: { toolChoice: 'required' },
+    });
     const result = await runner.run(forecaster, JSON.stringify(LYON));
     expect(itemTypes(result)).toEqual(['tool_call_item', 'tool_call_output_item', 'message_output_item']);
     expect(result.finalOutput).toContain(weatherIn('Lyon'));

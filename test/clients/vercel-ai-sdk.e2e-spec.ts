@@ -1,10 +1,27 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, stepCountIs, streamText, tool, type LanguageModel, type ModelMessage, type PrepareStepFunction, type TextStreamPart, type ToolSet } from 'ai';
+import {
+  generateText,
+  stepCountIs,
+  streamText,
+  tool,
+  type LanguageModel,
+  type ModelMessage,
+  type PrepareStepFunction,
+  type TextStreamPart,
+  type ToolSet,
+} from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { lastToolExchange, LYON, OPENAI_REASONING_MODEL, THOUGHT, useClientGateway, weatherIn } from './support/client-gateway.js';
+import {
+  lastToolExchange,
+  LYON,
+  OPENAI_REASONING_MODEL,
+  THOUGHT,
+  useClientGateway,
+  weatherIn,
+} from './support/client-gateway.js';
 
 // The Vercel AI SDK's four ways to reach Gantry, each on its defaults (only baseURL and apiKey set).
 // Its warnings concern the requests it builds (an unknown model's output limit), not Gantry's
@@ -51,7 +68,8 @@ const PROVIDERS: Provider[] = [
   },
   {
     name: '@ai-sdk/openai-compatible',
-    model: (id) => createOpenAICompatible({ name: 'gantry', baseURL: served().baseURL, apiKey: 'test-key' }).chatModel(id),
+    model: (id) =>
+      createOpenAICompatible({ name: 'gantry', baseURL: served().baseURL, apiKey: 'test-key' }).chatModel(id),
     streamUsage: false,
     reasoningModel: 'thinker',
     toolCallId: /^call_/,
@@ -72,7 +90,8 @@ const recordingFetch: typeof fetch = async (input, init) => {
   if (typeof init?.body === 'string') responsesBodies.push(JSON.parse(init.body) as Record<string, any>);
   return fetch(input, init);
 };
-const sentItemReferences = () => (responsesBodies.at(-1)?.input as Array<Record<string, any>>).filter((item) => item.type === 'item_reference');
+const sentItemReferences = () =>
+  (responsesBodies.at(-1)?.input as Array<Record<string, any>>).filter((item) => item.type === 'item_reference');
 
 const weatherTools = {
   get_weather: tool({
@@ -104,11 +123,16 @@ function expectResultHandedUpstream() {
 }
 
 /** Forces the tool on the first step only, as a model that decides to call it once would. */
-const toolFirst: PrepareStepFunction<typeof weatherTools> = ({ stepNumber }) => ({ toolChoice: stepNumber === 0 ? 'required' : 'auto' });
+const toolFirst: PrepareStepFunction<typeof weatherTools> = ({ stepNumber }) => ({
+  toolChoice: stepNumber === 0 ? 'required' : 'auto',
+});
 
 const wordCount = (text: string) => text.split(/\s+/).filter((word) => word.length > 0).length;
 
-const usageCounted = { inputTokens: expect.toSatisfy((n: number) => n > 0), outputTokens: expect.toSatisfy((n: number) => n > 0) };
+const usageCounted = {
+  inputTokens: expect.toSatisfy((n: number) => n > 0),
+  outputTokens: expect.toSatisfy((n: number) => n > 0),
+};
 
 describe.each(PROVIDERS)('$name', (provider) => {
   it('generateText answers with the text, finish reason stop and usage', async () => {
@@ -145,7 +169,9 @@ describe.each(PROVIDERS)('$name', (provider) => {
     });
     expect(result.steps).toHaveLength(2);
     expect(result.steps[0].finishReason).toBe('tool-calls');
-    expect(result.steps[0].toolCalls).toMatchObject([{ toolName: 'get_weather', input: LYON, toolCallId: expect.stringMatching(provider.toolCallId) }]);
+    expect(result.steps[0].toolCalls).toMatchObject([
+      { toolName: 'get_weather', input: LYON, toolCallId: expect.stringMatching(provider.toolCallId) },
+    ]);
     expect(result.steps[0].toolResults).toMatchObject([{ toolName: 'get_weather', output: weatherIn('Lyon') }]);
     expect(result.finishReason).toBe('stop');
     expect(result.text).toContain(weatherIn('Lyon'));
@@ -153,7 +179,12 @@ describe.each(PROVIDERS)('$name', (provider) => {
   });
 
   it('streamText runs the tool loop over the HTTP engine, handing the result upstream', async () => {
-    const result = streamText({ model: provider.model('upstream'), tools: weatherTools, stopWhen: stepCountIs(2), prompt: JSON.stringify(LYON) });
+    const result = streamText({
+      model: provider.model('upstream'),
+      tools: weatherTools,
+      stopWhen: stepCountIs(2),
+      prompt: JSON.stringify(LYON),
+    });
     const { errors, text } = await drain(result);
     expect(errors).toEqual([]);
     const steps = await result.steps;
@@ -167,22 +198,53 @@ describe.each(PROVIDERS)('$name', (provider) => {
   const unstoredOptions = { openai: { ...provider.thinking?.openai, store: false } };
 
   it('a second turn sends the first answer back as history, on the defaults', async () => {
-    const first = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: provider.thinking, prompt: 'first question here' });
-    const messages: ModelMessage[] = [{ role: 'user', content: 'first question here' }, ...first.response.messages, { role: 'user', content: 'and a second' }];
-    const second = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: provider.thinking, messages });
+    const first = await generateText({
+      model: provider.model(provider.reasoningModel ?? 'stub'),
+      providerOptions: provider.thinking,
+      prompt: 'first question here',
+    });
+    const messages: ModelMessage[] = [
+      { role: 'user', content: 'first question here' },
+      ...first.response.messages,
+      { role: 'user', content: 'and a second' },
+    ];
+    const second = await generateText({
+      model: provider.model(provider.reasoningModel ?? 'stub'),
+      providerOptions: provider.thinking,
+      messages,
+    });
     expect(second.text).toBe('and a second');
-    expect(second.usage.inputTokens).toBeGreaterThanOrEqual(first.usage.inputTokens! + wordCount(first.text) + wordCount('and a second'));
+    expect(second.usage.inputTokens).toBeGreaterThanOrEqual(
+      first.usage.inputTokens! + wordCount(first.text) + wordCount('and a second'),
+    );
     if (provider.historyByReference) expect(sentItemReferences().length).toBeGreaterThan(0);
   });
 
-  it.runIf(provider.historyByReference)('a second turn sends the first answer back as history, with store: false', async () => {
-    const first = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: unstoredOptions, prompt: 'first question here' });
-    const messages: ModelMessage[] = [{ role: 'user', content: 'first question here' }, ...first.response.messages, { role: 'user', content: 'and a second' }];
-    const second = await generateText({ model: provider.model(provider.reasoningModel ?? 'stub'), providerOptions: unstoredOptions, messages });
-    expect(second.text).toBe('and a second');
-    // The stub counts every word of the prompt: the history must have reached it whole.
-    expect(second.usage.inputTokens).toBeGreaterThanOrEqual(first.usage.inputTokens! + wordCount(first.text) + wordCount('and a second'));
-  });
+  it.runIf(provider.historyByReference)(
+    'a second turn sends the first answer back as history, with store: false',
+    async () => {
+      const first = await generateText({
+        model: provider.model(provider.reasoningModel ?? 'stub'),
+        providerOptions: unstoredOptions,
+        prompt: 'first question here',
+      });
+      const messages: ModelMessage[] = [
+        { role: 'user', content: 'first question here' },
+        ...first.response.messages,
+        { role: 'user', content: 'and a second' },
+      ];
+      const second = await generateText({
+        model: provider.model(provider.reasoningModel ?? 'stub'),
+        providerOptions: unstoredOptions,
+        messages,
+      });
+      expect(second.text).toBe('and a second');
+      // The stub counts every word of the prompt: the history must have reached it whole.
+      expect(second.usage.inputTokens).toBeGreaterThanOrEqual(
+        first.usage.inputTokens! + wordCount(first.text) + wordCount('and a second'),
+      );
+    },
+  );
 
   it('takes a system message in the middle of the conversation', async () => {
     const messages: ModelMessage[] = [
@@ -195,11 +257,17 @@ describe.each(PROVIDERS)('$name', (provider) => {
     const result = await generateText({ model: provider.model('stub'), messages });
     expect(result.text).toBe('and then');
     // The stub counts every word of every message, system messages included.
-    expect(result.usage.inputTokens).toBe(messages.reduce((sum, message) => sum + wordCount(String(message.content)), 0));
+    expect(result.usage.inputTokens).toBe(
+      messages.reduce((sum, message) => sum + wordCount(String(message.content)), 0),
+    );
   });
 
   it.runIf(provider.reasoningModel)('streamText surfaces the reasoning before the answer', async () => {
-    const result = streamText({ model: provider.model(provider.reasoningModel!), providerOptions: provider.thinking, prompt: 'the verdict' });
+    const result = streamText({
+      model: provider.model(provider.reasoningModel!),
+      providerOptions: provider.thinking,
+      prompt: 'the verdict',
+    });
     const { errors, text, reasoning } = await drain(result);
     expect(errors).toEqual([]);
     expect(reasoning).toBe(THOUGHT);
@@ -224,14 +292,20 @@ describe.each(PROVIDERS)('$name', (provider) => {
     expectResultHandedUpstream();
   };
 
-  it.runIf(provider.reasoningModel)('generateText runs the tool loop on a reasoning model, on the defaults', async () => {
-    await reasoningToolLoop(provider.thinking);
-    // The second step named the first one's reasoning and call by reference: the store resolved them.
-    if (provider.historyByReference) expect(sentItemReferences().length).toBeGreaterThan(0);
-  });
+  it.runIf(provider.reasoningModel)(
+    'generateText runs the tool loop on a reasoning model, on the defaults',
+    async () => {
+      await reasoningToolLoop(provider.thinking);
+      // The second step named the first one's reasoning and call by reference: the store resolved them.
+      if (provider.historyByReference) expect(sentItemReferences().length).toBeGreaterThan(0);
+    },
+  );
 
-  it.runIf(provider.historyByReference)('generateText runs the tool loop on a reasoning model, with store: false', async () => {
-    await reasoningToolLoop(unstoredOptions);
-    expect(sentItemReferences()).toEqual([]);
-  });
+  it.runIf(provider.historyByReference)(
+    'generateText runs the tool loop on a reasoning model, with store: false',
+    async () => {
+      await reasoningToolLoop(unstoredOptions);
+      expect(sentItemReferences()).toEqual([]);
+    },
+  );
 });

@@ -13,7 +13,13 @@ import * as ResponsesDtos from '../../src/protocols/openai-responses/responses-r
 import type { StubEngine } from '../../src/engines/stub/stub-engine.js';
 import { eventually, readJson, startGateway, type RunningGateway } from '../support/gateway.js';
 import { hostileCases, type HostileCase } from '../support/hostile-bodies.js';
-import { hostileShapeCases, namesField, SHAPE_ENDPOINTS, walkedFieldNames, type ShapeCase } from '../support/hostile-shapes.js';
+import {
+  hostileShapeCases,
+  namesField,
+  SHAPE_ENDPOINTS,
+  walkedFieldNames,
+  type ShapeCase,
+} from '../support/hostile-shapes.js';
 import { postStream, seededRandom, unpooledAgent } from '../support/http-stream.js';
 import { CHAT, MESSAGES, PROTOCOLS } from '../support/protocol-streams.js';
 import { hasProtocolErrorShape } from '../support/protocol-errors.js';
@@ -33,32 +39,44 @@ async function send(base: string, hostile: HostileCase): Promise<string | undefi
     return `${hostile.label}: no answer (${(error as Error).name})`;
   }
   const text = await response.text();
-  if (response.status < 400 || response.status >= 500) return `${hostile.label}: status ${response.status} ${text.slice(0, 200)}`;
+  if (response.status < 400 || response.status >= 500)
+    return `${hostile.label}: status ${response.status} ${text.slice(0, 200)}`;
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     return `${hostile.label}: ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`;
   }
-  return hasProtocolErrorShape(hostile.path, body) ? undefined : `${hostile.label}: ${response.status} in the wrong shape ${text.slice(0, 200)}`;
+  return hasProtocolErrorShape(hostile.path, body)
+    ? undefined
+    : `${hostile.label}: ${response.status} in the wrong shape ${text.slice(0, 200)}`;
 }
 
 /** A problem with the answer to a hostile shape, or undefined: never a 5xx; a refusal in the protocol's shape, naming the field. */
 async function sendShape(base: string, hostile: ShapeCase): Promise<string | undefined> {
   let response: Response;
   try {
-    response = await fetch(base + hostile.path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: hostile.body, signal: AbortSignal.timeout(5_000) });
+    response = await fetch(base + hostile.path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: hostile.body,
+      signal: AbortSignal.timeout(5_000),
+    });
   } catch (error) {
     return `${hostile.label}: no answer (${(error as Error).name})`;
   }
   const text = await response.text();
-  if (response.status >= 500 || (hostile.mustRefuse && response.status < 400)) return `${hostile.label}: status ${response.status} ${text.slice(0, 200)}`;
+  if (response.status >= 500 || (hostile.mustRefuse && response.status < 400))
+    return `${hostile.label}: status ${response.status} ${text.slice(0, 200)}`;
   if (response.status < 400) return undefined;
   const body = JSON.parse(text) as { error: { param?: string | null; message: string } };
-  if (!hasProtocolErrorShape(hostile.path, body)) return `${hostile.label}: ${response.status} in the wrong shape ${text.slice(0, 200)}`;
+  if (!hasProtocolErrorShape(hostile.path, body))
+    return `${hostile.label}: ${response.status} in the wrong shape ${text.slice(0, 200)}`;
   if (!hostile.mustRefuse || response.status !== 400) return undefined;
   const named = body.error.param ?? /^[\w.[\]]+/.exec(body.error.message)?.[0] ?? '';
-  return namesField(named, hostile.field) ? undefined : `${hostile.label}: the 400 names ${named || 'no field'}: ${body.error.message.slice(0, 200)}`;
+  return namesField(named, hostile.field)
+    ? undefined
+    : `${hostile.label}: the 400 names ${named || 'no field'}: ${body.error.message.slice(0, 200)}`;
 }
 
 // First in the file: the pino root logger is process-wide, made by the first gateway.
@@ -110,22 +128,50 @@ describe('API keys', () => {
   });
 
   const ENDPOINTS = [
-    { path: '/v1/chat/completions', body: { model: 'stub', messages: [{ role: 'user', content: 'hi' }] }, dialect: 'openai' },
+    {
+      path: '/v1/chat/completions',
+      body: { model: 'stub', messages: [{ role: 'user', content: 'hi' }] },
+      dialect: 'openai',
+    },
     { path: '/v1/responses', body: { model: 'stub', input: 'hi' }, dialect: 'openai' },
-    { path: '/v1/messages', body: { model: 'stub', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }, dialect: 'anthropic' },
-    { path: '/v1/messages/count_tokens', body: { model: 'stub', messages: [{ role: 'user', content: 'hi' }] }, dialect: 'anthropic' },
+    {
+      path: '/v1/messages',
+      body: { model: 'stub', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] },
+      dialect: 'anthropic',
+    },
+    {
+      path: '/v1/messages/count_tokens',
+      body: { model: 'stub', messages: [{ role: 'user', content: 'hi' }] },
+      dialect: 'anthropic',
+    },
   ] as const;
 
   it('refuses a missing or wrong key with 401 in each protocol shape, and accepts each right key either way', async () => {
     for (const endpoint of ENDPOINTS) {
       const post = (headers: Record<string, string>) =>
-        fetch(gateway.url + endpoint.path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(endpoint.body) });
-      for (const headers of [{}, { authorization: `Bearer ${wrongKey}` }, { 'x-api-key': wrongKey }, { authorization: `Basic ${literalKey}` }] as Array<Record<string, string>>) {
+        fetch(gateway.url + endpoint.path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(endpoint.body),
+        });
+      for (const headers of [
+        {},
+        { authorization: `Bearer ${wrongKey}` },
+        { 'x-api-key': wrongKey },
+        { authorization: `Basic ${literalKey}` },
+      ] as Array<Record<string, string>>) {
         const response = await post(headers);
         expect(response.status, `${endpoint.path} ${JSON.stringify(headers)}`).toBe(401);
         const body = await readJson(response);
-        if (endpoint.dialect === 'anthropic') expect(body).toEqual({ type: 'error', error: { type: 'authentication_error', message: expect.any(String) } });
-        else expect(body.error).toEqual({ type: 'authentication_error', message: expect.any(String), param: null, code: expect.stringMatching(/_api_key$/) });
+        if (endpoint.dialect === 'anthropic')
+          expect(body).toEqual({ type: 'error', error: { type: 'authentication_error', message: expect.any(String) } });
+        else
+          expect(body.error).toEqual({
+            type: 'authentication_error',
+            message: expect.any(String),
+            param: null,
+            code: expect.stringMatching(/_api_key$/),
+          });
       }
       for (const key of [literalKey, envKey, fileKey]) {
         expect((await post({ authorization: `Bearer ${key}` })).status).toBe(200);
@@ -133,13 +179,19 @@ describe('API keys', () => {
       }
     }
     expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(401);
-    expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${envKey}` } })).status).toBe(200);
+    expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${envKey}` } })).status).toBe(
+      200,
+    );
     expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
   });
 
   it('works with the official SDKs: the right key streams, a wrong one is an AuthenticationError', async () => {
     const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: literalKey, maxRetries: 0 });
-    const stream = await openai.chat.completions.create({ model: 'stub', stream: true, messages: [{ role: 'user', content: 'keyed stream' }] });
+    const stream = await openai.chat.completions.create({
+      model: 'stub',
+      stream: true,
+      messages: [{ role: 'user', content: 'keyed stream' }],
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('keyed stream');
@@ -149,7 +201,11 @@ describe('API keys', () => {
     expect(refused).toBeInstanceOf(OpenAI.AuthenticationError);
 
     const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: fileKey, maxRetries: 0 });
-    const message = await anthropic.messages.create({ model: 'stub', max_tokens: 16, messages: [{ role: 'user', content: 'keyed message' }] });
+    const message = await anthropic.messages.create({
+      model: 'stub',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'keyed message' }],
+    });
     expect(message.content[0]).toMatchObject({ type: 'text', text: 'keyed message' });
     const anthropicRefused = await new Anthropic({ baseURL: gateway.url, apiKey: wrongKey, maxRetries: 0 }).messages
       .create({ model: 'stub', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })
@@ -181,7 +237,11 @@ describe('a fuzz pass of 2,400 malformed and hostile bodies', () => {
   });
 
   it('answers every one with a 4xx in its protocol shape, never a 5xx or a hang, and keeps serving', async () => {
-    const cases = hostileCases(2_400, seededRandom(20_261_201), { maxTokensModel: 'capped', maxTokens: 64, maxMessages: 50 });
+    const cases = hostileCases(2_400, seededRandom(20_261_201), {
+      maxTokensModel: 'capped',
+      maxTokens: 64,
+      maxMessages: 50,
+    });
     const problems: string[] = [];
     const workers = Array.from({ length: 8 }, async (_, worker) => {
       for (let index = worker; index < cases.length; index += 8) {
@@ -197,16 +257,26 @@ describe('a fuzz pass of 2,400 malformed and hostile bodies', () => {
       const outcome = await postStream(gateway.url, protocol.path, protocol.body('stub', 'still serving'));
       expect(protocol.endedWell(outcome.frames)).toBe(true);
     }
-    const capped = await postStream(gateway.url, CHAT.path, CHAT.body('capped', Array.from({ length: 100 }, (_, index) => `w${index}`).join(' ')));
+    const capped = await postStream(
+      gateway.url,
+      CHAT.path,
+      CHAT.body('capped', Array.from({ length: 100 }, (_, index) => `w${index}`).join(' ')),
+    );
     expect(capped.frames.filter(CHAT.isContent)).toHaveLength(64);
     const stub = gateway.registry.resolve('stub').engine as StubEngine;
     expect(await eventually(() => stub.activeGenerations === 0 && stub.pendingTimers === 0)).toBe(true);
   }, 90_000);
 
   it('walks every field of every body with hostile shapes: never a 5xx, a nested array always a 400 naming the field', async () => {
-    const post = (path: string, body: unknown) => fetch(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(gateway.url + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     // The bodies walked are served as they are: each refusal below is the shape's doing.
-    for (const endpoint of SHAPE_ENDPOINTS) expect((await post(endpoint.path, endpoint.body())).status, endpoint.path).toBe(200);
+    for (const endpoint of SHAPE_ENDPOINTS)
+      expect((await post(endpoint.path, endpoint.body())).status, endpoint.path).toBe(200);
     const cases = hostileShapeCases();
     const problems: string[] = [];
     const workers = Array.from({ length: 16 }, async (_, worker) => {
@@ -221,9 +291,17 @@ describe('a fuzz pass of 2,400 malformed and hostile bodies', () => {
   }, 120_000);
 
   it('refuses the shapes that crashed decoders with a 400 naming the field, on every API', async () => {
-    const post = (path: string, body: unknown) => fetch(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(gateway.url + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const user = [{ role: 'user', content: 'hi' }];
-    const badCall = [{ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: [[]] }] }, ...user];
+    const badCall = [
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: [[]] }] },
+      ...user,
+    ];
     const anthropic = { model: 'stub', messages: user };
     const openai: Array<[string, unknown, string]> = [
       ['/v1/chat/completions', { model: 'stub', messages: user, tools: [{ type: 'function' }] }, 'tools[0].function'],
@@ -242,7 +320,10 @@ describe('a fuzz pass of 2,400 malformed and hostile bodies', () => {
     for (const [path, body, param] of openai) {
       const response = await post(path, body);
       expect(response.status, `${path} ${JSON.stringify(body)}`).toBe(400);
-      expect((await readJson(response)).error, `${path} ${JSON.stringify(body)}`).toMatchObject({ type: 'invalid_request_error', param });
+      expect((await readJson(response)).error, `${path} ${JSON.stringify(body)}`).toMatchObject({
+        type: 'invalid_request_error',
+        param,
+      });
     }
     for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
       for (const [field, body] of [
@@ -253,7 +334,13 @@ describe('a fuzz pass of 2,400 malformed and hostile bodies', () => {
       ] as const) {
         const response = await post(path, { max_tokens: 8, ...body });
         expect(response.status, `${path} ${field}`).toBe(400);
-        expect(await readJson(response), `${path} ${field}`).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(new RegExp(`^${field.replace(/[[\]]/g, '\\$&')} must be a JSON object$`)) } });
+        expect(await readJson(response), `${path} ${field}`).toEqual({
+          type: 'error',
+          error: {
+            type: 'invalid_request_error',
+            message: expect.stringMatching(new RegExp(`^${field.replace(/[[\]]/g, '\\$&')} must be a JSON object$`)),
+          },
+        });
       }
     }
   });
@@ -261,7 +348,11 @@ describe('a fuzz pass of 2,400 malformed and hostile bodies', () => {
   it('walks every field that a request DTO declares', () => {
     const declared = [ChatDtos, ResponsesDtos, MessagesDtos, FunctionDtos].flatMap((module) =>
       Object.values(module).flatMap((exported) =>
-        typeof exported === 'function' ? getMetadataStorage().getTargetValidationMetadatas(exported, '', true, false).map((rule) => `${exported.name}.${rule.propertyName}`) : [],
+        typeof exported === 'function'
+          ? getMetadataStorage()
+              .getTargetValidationMetadatas(exported, '', true, false)
+              .map((rule) => `${exported.name}.${rule.propertyName}`)
+          : [],
       ),
     );
     const walked = walkedFieldNames();
@@ -271,16 +362,42 @@ describe('a fuzz pass of 2,400 malformed and hostile bodies', () => {
 
   it('names the protocol field at fault for the max_tokens ceiling and the message limit', async () => {
     const post = (path: string, body: unknown) =>
-      fetch(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const chat = await readJson(await post('/v1/chat/completions', { model: 'capped', max_completion_tokens: 65, messages: [{ role: 'user', content: 'x' }] }));
-    expect(chat.error).toMatchObject({ param: 'max_completion_tokens', code: 'max_tokens_exceeded', type: 'invalid_request_error' });
-    const responses = await readJson(await post('/v1/responses', { model: 'capped', max_output_tokens: 100, input: 'x' }));
+      fetch(gateway.url + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const chat = await readJson(
+      await post('/v1/chat/completions', {
+        model: 'capped',
+        max_completion_tokens: 65,
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    );
+    expect(chat.error).toMatchObject({
+      param: 'max_completion_tokens',
+      code: 'max_tokens_exceeded',
+      type: 'invalid_request_error',
+    });
+    const responses = await readJson(
+      await post('/v1/responses', { model: 'capped', max_output_tokens: 100, input: 'x' }),
+    );
     expect(responses.error.param).toBe('max_output_tokens');
-    const messages = await post('/v1/messages', { model: 'capped', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] });
+    const messages = await post('/v1/messages', {
+      model: 'capped',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'x' }],
+    });
     expect(messages.status).toBe(400);
-    expect((await readJson(messages)).error).toEqual({ type: 'invalid_request_error', message: expect.stringMatching(/^max_tokens is 100, above the limit of 64/) });
+    expect((await readJson(messages)).error).toEqual({
+      type: 'invalid_request_error',
+      message: expect.stringMatching(/^max_tokens is 100, above the limit of 64/),
+    });
     const input = Array.from({ length: 51 }, () => ({ role: 'user', content: 'x' }));
-    expect((await readJson(await post('/v1/responses', { model: 'stub', input }))).error).toMatchObject({ param: 'input', code: 'too_many_messages' });
+    expect((await readJson(await post('/v1/responses', { model: 'stub', input }))).error).toMatchObject({
+      param: 'input',
+      code: 'too_many_messages',
+    });
   });
 });
 
@@ -307,14 +424,24 @@ describe.skipIf(REDIS_URL === undefined)('per-key limits shared by two replicas 
     const agent = unpooledAgent();
     const headers = { authorization: `Bearer ${key}` };
     const hangUp = { now: false };
-    const holder = postStream(first.url, CHAT.path, CHAT.body('slow', 'a b c d e f g h i j k l m n o p'), { agent, headers, onFrame: () => hangUp.now });
+    const holder = postStream(first.url, CHAT.path, CHAT.body('slow', 'a b c d e f g h i j k l m n o p'), {
+      agent,
+      headers,
+      onFrame: () => hangUp.now,
+    });
     await new Promise((resolve) => setTimeout(resolve, 100));
 
     const refusedChat = await postStream(second.url, CHAT.path, CHAT.body('slow', 'x'), { agent, headers });
     expect(refusedChat.status).toBe(429);
     expect(refusedChat.headers['retry-after']).toBe('1');
-    expect(JSON.parse(refusedChat.body).error).toMatchObject({ type: 'rate_limit_error', code: 'concurrency_limit_exceeded' });
-    const refusedMessages = await postStream(second.url, MESSAGES.path, MESSAGES.body('slow', 'x'), { agent, headers: { 'x-api-key': key } });
+    expect(JSON.parse(refusedChat.body).error).toMatchObject({
+      type: 'rate_limit_error',
+      code: 'concurrency_limit_exceeded',
+    });
+    const refusedMessages = await postStream(second.url, MESSAGES.path, MESSAGES.body('slow', 'x'), {
+      agent,
+      headers: { 'x-api-key': key },
+    });
     expect(refusedMessages.status).toBe(429);
     expect(JSON.parse(refusedMessages.body)).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
 

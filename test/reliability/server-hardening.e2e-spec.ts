@@ -35,10 +35,22 @@ async function connectionsReach(condition: (open: number) => boolean): Promise<b
 }
 
 const CHAT_BODY = JSON.stringify({ model: 'stub', messages: [{ role: 'user', content: 'hello there' }] });
-const MESSAGES_BODY = JSON.stringify({ model: 'stub', max_tokens: 16, messages: [{ role: 'user', content: 'hello there' }] });
+const MESSAGES_BODY = JSON.stringify({
+  model: 'stub',
+  max_tokens: 16,
+  messages: [{ role: 'user', content: 'hello there' }],
+});
 
-function post(path: string, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }): string {
-  const lines = [`POST ${path} HTTP/1.1`, 'host: gantry', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+function post(
+  path: string,
+  body: string,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): string {
+  const lines = [
+    `POST ${path} HTTP/1.1`,
+    'host: gantry',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
   return `${lines.join('\r\n')}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
@@ -76,9 +88,14 @@ describe('request bodies that never finish (server.bodyTimeoutMs)', () => {
   });
 
   it('frees every connection held by a crowd of unfinished bodies, and serves valid requests meanwhile', async () => {
-    const held = Array.from({ length: 30 }, () => rawExchange(port, post('/v1/chat/completions', CHAT_BODY).slice(0, -5)));
+    const held = Array.from({ length: 30 }, () =>
+      rawExchange(port, post('/v1/chat/completions', CHAT_BODY).slice(0, -5)),
+    );
     expect(await connectionsReach((open) => open >= 30)).toBe(true);
-    const meanwhile = await rawExchange(port, post('/v1/chat/completions', CHAT_BODY, { 'content-type': 'application/json', connection: 'close' }));
+    const meanwhile = await rawExchange(
+      port,
+      post('/v1/chat/completions', CHAT_BODY, { 'content-type': 'application/json', connection: 'close' }),
+    );
     expect(meanwhile.status).toBe(200);
     const outcomes = await Promise.all(held);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(30).fill(408));
@@ -109,7 +126,10 @@ describe('a refused client that keeps its side of the connection open', () => {
 
 describe('headers that never finish (server.headersTimeoutMs)', () => {
   it('answers 408 in the protocol shape and closes', async () => {
-    const exchange = await rawExchange(port, 'POST /v1/chat/completions HTTP/1.1\r\nhost: gantry\r\ncontent-type: appl');
+    const exchange = await rawExchange(
+      port,
+      'POST /v1/chat/completions HTTP/1.1\r\nhost: gantry\r\ncontent-type: appl',
+    );
     expectRefusal(exchange, 408, '/v1/chat/completions');
   });
 });
@@ -134,7 +154,11 @@ describe('what Node or Fastify would answer in their own shape', () => {
   });
 
   it('a request Node cannot parse: 400 in the shape of its request line, closed', async () => {
-    expectRefusal(await rawExchange(port, 'POST /v1/messages HTTP/1.1\r\nhost: gantry\r\nbad header line\r\n\r\n'), 400, '/v1/messages');
+    expectRefusal(
+      await rawExchange(port, 'POST /v1/messages HTTP/1.1\r\nhost: gantry\r\nbad header line\r\n\r\n'),
+      400,
+      '/v1/messages',
+    );
     expectRefusal(await rawExchange(port, 'NOT-HTTP at all\r\n\r\n'), 400, '/v1/chat/completions');
   });
 
@@ -144,7 +168,14 @@ describe('what Node or Fastify would answer in their own shape', () => {
   });
 
   it('an Expect other than 100-continue: 417 in the protocol shape', async () => {
-    expectRefusal(await rawExchange(port, post('/v1/messages', MESSAGES_BODY, { 'content-type': 'application/json', expect: 'teapot' })), 417, '/v1/messages');
+    expectRefusal(
+      await rawExchange(
+        port,
+        post('/v1/messages', MESSAGES_BODY, { 'content-type': 'application/json', expect: 'teapot' }),
+      ),
+      417,
+      '/v1/messages',
+    );
   });
 
   it('CONNECT: answered 405, not a dropped socket', async () => {
@@ -164,35 +195,57 @@ describe('bodies and headers Gantry does not serve', () => {
   it('only JSON bodies: form, text and multipart are 415; application/json with a charset and any +json are served', async () => {
     const form = 'model=stub&input=hello+there';
     for (const contentType of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x']) {
-      const exchange = await rawExchange(port, post('/v1/responses', form, { 'content-type': contentType }), { waitMs: 2_000 });
+      const exchange = await rawExchange(port, post('/v1/responses', form, { 'content-type': contentType }), {
+        waitMs: 2_000,
+      });
       expectRefusal(exchange, 415, '/v1/responses', false);
     }
     const body = JSON.stringify({ model: 'stub', input: 'hello there' });
     for (const contentType of ['application/json; charset=utf-8', 'application/vnd.gantry+json', 'Application/JSON']) {
-      const exchange = await rawExchange(port, post('/v1/responses', body, { 'content-type': contentType }), { waitMs: 2_000 });
+      const exchange = await rawExchange(port, post('/v1/responses', body, { 'content-type': contentType }), {
+        waitMs: 2_000,
+      });
       expect(exchange.status, `${contentType}: ${exchange.text}`).toBe(200);
     }
   });
 
   it('two Host headers: 400, closed', async () => {
-    const exchange = await rawExchange(port, post('/v1/messages', MESSAGES_BODY, { host: 'other', 'content-type': 'application/json' }));
+    const exchange = await rawExchange(
+      port,
+      post('/v1/messages', MESSAGES_BODY, { host: 'other', 'content-type': 'application/json' }),
+    );
     expectRefusal(exchange, 400, '/v1/messages');
     expect(exchange.json).toMatchObject({ error: { message: expect.stringMatching(/Host/) } });
   });
 
   it('a body in a Content-Encoding Gantry does not decode: 415, closed', async () => {
-    const exchange = await rawExchange(port, post('/v1/chat/completions', CHAT_BODY, { 'content-type': 'application/json', 'content-encoding': 'gzip' }));
+    const exchange = await rawExchange(
+      port,
+      post('/v1/chat/completions', CHAT_BODY, { 'content-type': 'application/json', 'content-encoding': 'gzip' }),
+    );
     expectRefusal(exchange, 415, '/v1/chat/completions');
-    const identity = await rawExchange(port, post('/v1/chat/completions', CHAT_BODY, { 'content-type': 'application/json', 'content-encoding': 'identity' }), {
-      waitMs: 2_000,
-    });
+    const identity = await rawExchange(
+      port,
+      post('/v1/chat/completions', CHAT_BODY, { 'content-type': 'application/json', 'content-encoding': 'identity' }),
+      {
+        waitMs: 2_000,
+      },
+    );
     expect(identity.status).toBe(200);
   });
 
   it('integers no engine can take (max_tokens 1e308, 2^53 + 1, seed beyond 2^53) are 400s naming the field', async () => {
     const cases: Array<[string, string, string]> = [
-      ['/v1/chat/completions', '{"model":"stub","max_tokens":1e308,"messages":[{"role":"user","content":"hi"}]}', 'max_tokens'],
-      ['/v1/chat/completions', '{"model":"stub","max_completion_tokens":9007199254740993,"messages":[{"role":"user","content":"hi"}]}', 'max_completion_tokens'],
+      [
+        '/v1/chat/completions',
+        '{"model":"stub","max_tokens":1e308,"messages":[{"role":"user","content":"hi"}]}',
+        'max_tokens',
+      ],
+      [
+        '/v1/chat/completions',
+        '{"model":"stub","max_completion_tokens":9007199254740993,"messages":[{"role":"user","content":"hi"}]}',
+        'max_completion_tokens',
+      ],
       ['/v1/chat/completions', '{"model":"stub","seed":1e20,"messages":[{"role":"user","content":"hi"}]}', 'seed'],
       ['/v1/responses', '{"model":"stub","max_output_tokens":2147483648,"input":"hi"}', 'max_output_tokens'],
       ['/v1/messages', '{"model":"stub","max_tokens":1e308,"messages":[{"role":"user","content":"hi"}]}', 'max_tokens'],

@@ -59,11 +59,16 @@ const connections = () =>
 const stubIdle = (model: string) => () => stubOf(model).activeGenerations === 0 && stubOf(model).pendingTimers === 0;
 
 /** Everything a stream can hold is back to zero: exchanges, admission, engine work, sockets. */
-async function expectAllSettled(models: string | string[], engineIdle: () => boolean = stubIdle(models as string)): Promise<void> {
+async function expectAllSettled(
+  models: string | string[],
+  engineIdle: () => boolean = stubIdle(models as string),
+): Promise<void> {
   const admissions = [models].flat().map((model) => gateway.registry.resolve(model).admission);
   const lifecycle = gateway.app.get(LifecycleService);
   const settled = () =>
-    lifecycle.inFlight === 0 && admissions.every((admission) => admission.running === 0 && admission.queued === 0) && engineIdle();
+    lifecycle.inFlight === 0 &&
+    admissions.every((admission) => admission.running === 0 && admission.queued === 0) &&
+    engineIdle();
   expect(await eventually(settled, 5_000)).toBe(true);
   let openSockets = await connections();
   for (let tries = 0; openSockets > 0 && tries < 200; tries += 1) {
@@ -146,94 +151,108 @@ async function holdEverySlot(model: string, agent: ReturnType<typeof unpooledAge
   };
 }
 
-describe.each(CROWD_TARGETS)('1,000 concurrent streams against $name, with random hang-ups at every phase', ({ model, faultyModel, engineIdle }) => {
-  it('ends every stream with a valid ending or the client hang-up, and leaks nothing', async () => {
-    const random = seededRandom(7);
-    const agent = unpooledAgent();
-    const lifecycle = gateway.app.get(LifecycleService);
-    const models = faultyModel ? [model, faultyModel] : [model];
-    const admissions = models.map((name) => gateway.registry.resolve(name).admission);
-    const holders = await holdEverySlot(model, agent);
-    let holdersOpen = holders.count;
+describe.each(CROWD_TARGETS)(
+  '1,000 concurrent streams against $name, with random hang-ups at every phase',
+  ({ model, faultyModel, engineIdle }) => {
+    it('ends every stream with a valid ending or the client hang-up, and leaks nothing', async () => {
+      const random = seededRandom(7);
+      const agent = unpooledAgent();
+      const lifecycle = gateway.app.get(LifecycleService);
+      const models = faultyModel ? [model, faultyModel] : [model];
+      const admissions = models.map((name) => gateway.registry.resolve(name).admission);
+      const holders = await holdEverySlot(model, agent);
+      let holdersOpen = holders.count;
 
-    const waits: QueueWait[] = [];
-    const mainWaits: QueueWait[] = [];
-    const waitSubscriptions = admissions.map((admission, index) =>
-      admission.waits$.subscribe((wait) => {
-        waits.push(wait);
-        if (index === 0) mainWaits.push(wait);
-      }),
-    );
-    let peakInFlight = 0;
-    let peakQueued = 0;
-    const sampler = setInterval(() => {
-      peakInFlight = Math.max(peakInFlight, lifecycle.inFlight - holdersOpen);
-      peakQueued = Math.max(peakQueued, admissions.reduce((sum, admission) => sum + admission.queued, 0));
-    }, 5);
-
-    const runs: Array<Promise<{ plan: HangUpPlan; protocol: ProtocolStream; outcome: StreamOutcome; words: string; faulty: boolean }>> = [];
-    let mainStreams = 0;
-    for (let index = 0; index < CROWD; index += 1) {
-      const protocol = PROTOCOLS[index % PROTOCOLS.length];
-      const plan = planHangUp(random);
-      const faulty = faultyModel !== undefined && random() < 0.15;
-      if (!faulty) mainStreams += 1;
-      const words = Array.from({ length: 8 + Math.floor(random() * 12) }, (_, word) => `s${index}w${word}`).join(' ');
-      const body = protocol.body(faulty ? faultyModel! : model, words);
-      runs.push(
-        postStream(gateway.url, protocol.path, body, { agent, onFrame: hangsUpAt(plan, protocol), timeoutMs: 120_000 }).then(
-          (outcome) => ({ plan, protocol, outcome, words, faulty }),
-        ),
+      const waits: QueueWait[] = [];
+      const mainWaits: QueueWait[] = [];
+      const waitSubscriptions = admissions.map((admission, index) =>
+        admission.waits$.subscribe((wait) => {
+          waits.push(wait);
+          if (index === 0) mainWaits.push(wait);
+        }),
       );
-      if (index % 100 === 99) await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    // Every stream of the held model has reached its queue (or hung up there) before a slot frees.
-    const mainAdmission = admissions[0];
-    const allArrived = () => mainAdmission.queued + mainWaits.filter((wait) => wait.outcome === 'abandoned').length === mainStreams;
-    expect(await eventually(allArrived, 60_000)).toBe(true);
-    const launchedAt = performance.now();
-    const held = await holders.release();
-    holdersOpen = 0;
-    expect(held.map((outcome) => outcome.end)).toEqual(Array(holders.count).fill('client'));
-    const results = await Promise.all(runs);
-    console.log(`crowd: peak in flight ${peakInFlight}, peak queued ${peakQueued}, ${Math.round(performance.now() - launchedAt)} ms after release`);
-    clearInterval(sampler);
-    waitSubscriptions.forEach((subscription) => subscription.unsubscribe());
+      let peakInFlight = 0;
+      let peakQueued = 0;
+      const sampler = setInterval(() => {
+        peakInFlight = Math.max(peakInFlight, lifecycle.inFlight - holdersOpen);
+        peakQueued = Math.max(
+          peakQueued,
+          admissions.reduce((sum, admission) => sum + admission.queued, 0),
+        );
+      }, 5);
 
-    const problems: string[] = [];
-    for (const [index, { plan, protocol, outcome, words, faulty }] of results.entries()) {
-      const where = `stream ${index} (${protocol.api}, hang-up at ${plan.at}${faulty ? ', faulty' : ''})`;
-      if (outcome.status !== 200) problems.push(`${where}: status ${outcome.status}`);
-      else if (outcome.end === 'client') continue;
-      else if (outcome.end !== 'server') problems.push(`${where}: ended by ${outcome.end} ${outcome.error ?? ''}`);
-      else if (faulty) {
-        if (protocol.errorMessage(outcome.frames) === undefined) problems.push(`${where}: no in-band error ending`);
+      const runs: Array<
+        Promise<{ plan: HangUpPlan; protocol: ProtocolStream; outcome: StreamOutcome; words: string; faulty: boolean }>
+      > = [];
+      let mainStreams = 0;
+      for (let index = 0; index < CROWD; index += 1) {
+        const protocol = PROTOCOLS[index % PROTOCOLS.length];
+        const plan = planHangUp(random);
+        const faulty = faultyModel !== undefined && random() < 0.15;
+        if (!faulty) mainStreams += 1;
+        const words = Array.from({ length: 8 + Math.floor(random() * 12) }, (_, word) => `s${index}w${word}`).join(' ');
+        const body = protocol.body(faulty ? faultyModel! : model, words);
+        runs.push(
+          postStream(gateway.url, protocol.path, body, {
+            agent,
+            onFrame: hangsUpAt(plan, protocol),
+            timeoutMs: 120_000,
+          }).then((outcome) => ({ plan, protocol, outcome, words, faulty })),
+        );
+        if (index % 100 === 99) await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      else if (!protocol.endedWell(outcome.frames)) problems.push(`${where}: no valid ending`);
-      else if (outcome.frames.filter(protocol.isContent).map(protocol.contentOf).join('') !== words) problems.push(`${where}: wrong text`);
-    }
-    expect(problems).toEqual([]);
+      // Every stream of the held model has reached its queue (or hung up there) before a slot frees.
+      const mainAdmission = admissions[0];
+      const allArrived = () =>
+        mainAdmission.queued + mainWaits.filter((wait) => wait.outcome === 'abandoned').length === mainStreams;
+      expect(await eventually(allArrived, 60_000)).toBe(true);
+      const launchedAt = performance.now();
+      const held = await holders.release();
+      holdersOpen = 0;
+      expect(held.map((outcome) => outcome.end)).toEqual(Array(holders.count).fill('client'));
+      const results = await Promise.all(runs);
+      console.log(
+        `crowd: peak in flight ${peakInFlight}, peak queued ${peakQueued}, ${Math.round(performance.now() - launchedAt)} ms after release`,
+      );
+      clearInterval(sampler);
+      waitSubscriptions.forEach((subscription) => subscription.unsubscribe());
 
-    const completed = results.filter((result) => result.outcome.end === 'server' && !result.faulty).length;
-    const hungUp = results.filter((result) => result.outcome.end === 'client');
-    expect(completed).toBeGreaterThan(400);
-    for (const phase of ['opening', 'heartbeat', 'content'] as const) {
-      expect(hungUp.filter((result) => result.plan.at === phase).length).toBeGreaterThan(80);
-    }
-    // Every phase was really exercised: a crowd in flight at once (about three quarters of it hang
-    // up only after admission), waits in the queue, hang-ups there.
-    expect(peakInFlight).toBeGreaterThan(500);
-    expect(peakQueued).toBeGreaterThan(500);
-    expect(waits.filter((wait) => wait.outcome === 'abandoned').length).toBeGreaterThan(50);
-    expect(waits.filter((wait) => wait.outcome === 'admitted' && wait.waitMs > 0).length).toBeGreaterThan(400);
-    expect(waits).toHaveLength(CROWD);
+      const problems: string[] = [];
+      for (const [index, { plan, protocol, outcome, words, faulty }] of results.entries()) {
+        const where = `stream ${index} (${protocol.api}, hang-up at ${plan.at}${faulty ? ', faulty' : ''})`;
+        if (outcome.status !== 200) problems.push(`${where}: status ${outcome.status}`);
+        else if (outcome.end === 'client') continue;
+        else if (outcome.end !== 'server') problems.push(`${where}: ended by ${outcome.end} ${outcome.error ?? ''}`);
+        else if (faulty) {
+          if (protocol.errorMessage(outcome.frames) === undefined) problems.push(`${where}: no in-band error ending`);
+        } else if (!protocol.endedWell(outcome.frames)) problems.push(`${where}: no valid ending`);
+        else if (outcome.frames.filter(protocol.isContent).map(protocol.contentOf).join('') !== words)
+          problems.push(`${where}: wrong text`);
+      }
+      expect(problems).toEqual([]);
 
-    if (faultyModel) expect(results.filter((result) => result.faulty && result.outcome.end === 'server').length).toBeGreaterThan(50);
+      const completed = results.filter((result) => result.outcome.end === 'server' && !result.faulty).length;
+      const hungUp = results.filter((result) => result.outcome.end === 'client');
+      expect(completed).toBeGreaterThan(400);
+      for (const phase of ['opening', 'heartbeat', 'content'] as const) {
+        expect(hungUp.filter((result) => result.plan.at === phase).length).toBeGreaterThan(80);
+      }
+      // Every phase was really exercised: a crowd in flight at once (about three quarters of it hang
+      // up only after admission), waits in the queue, hang-ups there.
+      expect(peakInFlight).toBeGreaterThan(500);
+      expect(peakQueued).toBeGreaterThan(500);
+      expect(waits.filter((wait) => wait.outcome === 'abandoned').length).toBeGreaterThan(50);
+      expect(waits.filter((wait) => wait.outcome === 'admitted' && wait.waitMs > 0).length).toBeGreaterThan(400);
+      expect(waits).toHaveLength(CROWD);
 
-    agent.destroy();
-    await expectAllSettled(models, engineIdle);
-  }, 180_000);
-});
+      if (faultyModel)
+        expect(results.filter((result) => result.faulty && result.outcome.end === 'server').length).toBeGreaterThan(50);
+
+      agent.destroy();
+      await expectAllSettled(models, engineIdle);
+    }, 180_000);
+  },
+);
 
 describe('a full queue', () => {
   it('refuses with 429 (OpenAI) or 529 (Anthropic) and Retry-After, while queued streams get keep-alives and run in FIFO order', async () => {
@@ -256,7 +275,8 @@ describe('a full queue', () => {
           agent,
           onFrame: (frame, frames) => {
             if (protocol.isHeartbeat(frame) && !release.holder) heartbeatsWhileQueued[position] += 1;
-            if (protocol.isContent(frame) && frames.filter(protocol.isContent).length === 1) firstContentOrder.push(position);
+            if (protocol.isContent(frame) && frames.filter(protocol.isContent).length === 1)
+              firstContentOrder.push(position);
           },
         }),
       );
@@ -264,11 +284,15 @@ describe('a full queue', () => {
     }
 
     const refused = await Promise.all(
-      [CHAT, MESSAGES, RESPONSES].map((protocol) => postStream(gateway.url, protocol.path, protocol.body('fifo', 'one too many'), { agent })),
+      [CHAT, MESSAGES, RESPONSES].map((protocol) =>
+        postStream(gateway.url, protocol.path, protocol.body('fifo', 'one too many'), { agent }),
+      ),
     );
     expect(refused.map((outcome) => outcome.status)).toEqual([429, 529, 429]);
     expect(refused.map((outcome) => outcome.headers['retry-after'])).toEqual(['1', '1', '1']);
-    expect(JSON.parse(refused[0].body)).toMatchObject({ error: { type: 'rate_limit_error', code: 'queue_full', param: null } });
+    expect(JSON.parse(refused[0].body)).toMatchObject({
+      error: { type: 'rate_limit_error', code: 'queue_full', param: null },
+    });
     expect(JSON.parse(refused[1].body)).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
     expect(JSON.parse(refused[2].body)).toMatchObject({ error: { type: 'rate_limit_error', code: 'queue_full' } });
 
@@ -297,7 +321,10 @@ describe('a client that stops reading', () => {
     // ~110 KB of text: the Responses stream ends with four events that each carry all of it.
     const words = Array.from({ length: 20_000 }, (_, index) => `w${index}`).join(' ');
     const agent = unpooledAgent();
-    const outcome = await postStream(gateway.url, RESPONSES.path, RESPONSES.body('firehose', words), { agent, timeoutMs: 30_000 });
+    const outcome = await postStream(gateway.url, RESPONSES.path, RESPONSES.body('firehose', words), {
+      agent,
+      timeoutMs: 30_000,
+    });
     agent.destroy();
     expect(RESPONSES.endedWell(outcome.frames)).toBe(true);
     expect(outcome.frames.filter(RESPONSES.isContent).map(RESPONSES.contentOf).join('')).toBe(words);
@@ -363,7 +390,12 @@ describe('graceful shutdown', () => {
       expect(chat.headers.connection).toBe('close');
       expect(chat.headers['retry-after']).toBe('1');
       expect(JSON.parse(chat.body)).toEqual({
-        error: { message: expect.stringMatching(/shutting down/), type: 'server_error', param: null, code: 'shutting_down' },
+        error: {
+          message: expect.stringMatching(/shutting down/),
+          type: 'server_error',
+          param: null,
+          code: 'shutting_down',
+        },
       });
       const messages = await postStream(draining.url, MESSAGES.path, MESSAGES.body('stub', 'too late'));
       expect(messages.status).toBe(503);
@@ -423,9 +455,11 @@ describe('graceful shutdown', () => {
           problems.push(`${where}: status ${result.status}, ended by ${result.end} ${result.error ?? ''}`);
         } else if (short) {
           if (!protocol.endedWell(result.frames)) problems.push(`${where}: did not finish within the drain`);
-          else if (result.frames.filter(protocol.isContent).map(protocol.contentOf).join('') !== words) problems.push(`${where}: wrong text`);
+          else if (result.frames.filter(protocol.isContent).map(protocol.contentOf).join('') !== words)
+            problems.push(`${where}: wrong text`);
         } else {
-          if (!/shutting down/.test(protocol.errorMessage(result.frames) ?? '')) problems.push(`${where}: no shutdown error frame`);
+          if (!/shutting down/.test(protocol.errorMessage(result.frames) ?? ''))
+            problems.push(`${where}: no shutdown error frame`);
           if (endedAt - signalledAt < drainMs - 100) problems.push(`${where}: cut before the drain deadline`);
         }
       }

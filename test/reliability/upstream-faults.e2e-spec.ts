@@ -43,8 +43,14 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
   let sent = 0;
 
   const model = (name: string, behaviour: Partial<MockBehaviour>, extra: Record<string, unknown> = {}) => ({
-    name, engine: 'http', upstreams: [mock.url], apiKey, healthCheckIntervalMs: 0, maxFailures: 1000,
-    headers: { 'x-secret-token': secretHeader, ...behaving(behaviour) }, ...extra,
+    name,
+    engine: 'http',
+    upstreams: [mock.url],
+    apiKey,
+    healthCheckIntervalMs: 0,
+    maxFailures: 1000,
+    headers: { 'x-secret-token': secretHeader, ...behaving(behaviour) },
+    ...extra,
   });
 
   beforeAll(async () => {
@@ -60,10 +66,22 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
           model('server-error', { failure: 'status', failureStatus: 500, failureQuotes: 'prompt' }),
           model('ejected', { failure: 'status', failureStatus: 500, failureQuotes: 'prompt' }, { maxFailures: 1 }),
           // Not continued elsewhere: only the first word of the echoed prompt may come back.
-          model('in-band-401', { failure: 'error', failureStatus: 401, failAfterTokens: 1, failureQuotes: 'headers' }, { midStreamFailover: { enabled: false } }),
+          model(
+            'in-band-401',
+            { failure: 'error', failureStatus: 401, failAfterTokens: 1, failureQuotes: 'headers' },
+            { midStreamFailover: { enabled: false } },
+          ),
           model('in-band-400', { failure: 'error', failureStatus: 400, failAfterTokens: 1, failureQuotes: 'headers' }),
-          model('in-band-500', { failure: 'error', failureStatus: 500, failAfterTokens: 1, failureQuotes: 'prompt' }, { midStreamFailover: { enabled: false } }),
-          model('encoded-key', { failure: 'status', failureStatus: 400, failureQuotes: 'encoded-key' }, { apiKey: slashedKey }),
+          model(
+            'in-band-500',
+            { failure: 'error', failureStatus: 500, failAfterTokens: 1, failureQuotes: 'prompt' },
+            { midStreamFailover: { enabled: false } },
+          ),
+          model(
+            'encoded-key',
+            { failure: 'status', failureStatus: 400, failureQuotes: 'encoded-key' },
+            { apiKey: slashedKey },
+          ),
         ],
       },
       { observability: { logDestination: destination } },
@@ -85,10 +103,17 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
     const chat = await answer('/v1/chat/completions', { model: name, messages: ask(prompt) });
     const messages = await answer('/v1/messages', { model: name, max_tokens: 50, messages: ask(prompt) });
     const chatStream = await answer('/v1/chat/completions', { model: name, messages: ask(prompt), stream: true });
-    const messagesStream = await answer('/v1/messages', { model: name, max_tokens: 50, messages: ask(prompt), stream: true });
+    const messagesStream = await answer('/v1/messages', {
+      model: name,
+      max_tokens: 50,
+      messages: ask(prompt),
+      stream: true,
+    });
     // The JSON of each `data:` line of an SSE answer (none in a JSON answer).
     const streamed = (text: string): Array<Record<string, any>> =>
-      text.split('\n').flatMap((line) => (line.startsWith('data: ') && line !== 'data: [DONE]' ? [JSON.parse(line.slice(6))] : []));
+      text
+        .split('\n')
+        .flatMap((line) => (line.startsWith('data: ') && line !== 'data: [DONE]' ? [JSON.parse(line.slice(6))] : []));
     return {
       chat,
       messages,
@@ -109,7 +134,11 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
   it('the mock really quotes the headers and the prompt in its error messages', async () => {
     const response = await fetch(`${mock.url}/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}`, ...behaving({ failure: 'status', failureStatus: 401, failureQuotes: 'headers' }) },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${apiKey}`,
+        ...behaving({ failure: 'status', failureStatus: 401, failureQuotes: 'headers' }),
+      },
       body: JSON.stringify({ model: 'm', messages: ask(prompt) }),
     });
     expect(response.status).toBe(401);
@@ -117,7 +146,10 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
   });
 
   it('401 and 403: the client learns the status only', async () => {
-    for (const [name, status, text] of [['unauthorized', 401, 'Unauthorized'], ['forbidden', 403, 'Forbidden']] as const) {
+    for (const [name, status, text] of [
+      ['unauthorized', 401, 'Unauthorized'],
+      ['forbidden', 403, 'Forbidden'],
+    ] as const) {
       const answers = await everyAnswer(name);
       const message = `The upstream answered ${status} ${text}.`;
       // Refused before any upstream took the request on: a stream gets the status too.
@@ -137,13 +169,23 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
     const answers = await everyAnswer('bad-request');
     expect(answers.chat.status).toBe(400);
     const error = JSON.parse(answers.chat.body).error;
-    expect(error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/^The upstream answered 400: The mock upstream was told to fail\. Request headers: /) });
+    expect(error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringMatching(
+        /^The upstream answered 400: The mock upstream was told to fail\. Request headers: /,
+      ),
+    });
     expect(error.message).toContain('Bearer [redacted]');
     expect(error.message).toContain('"x-secret-token":"[redacted]"');
     expect(answers.messages.status).toBe(400);
-    expect(JSON.parse(answers.messages.body).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('[redacted]') });
+    expect(JSON.parse(answers.messages.body).error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringContaining('[redacted]'),
+    });
     expect(answers.chatStream.status).toBe(400);
-    expect(JSON.parse(answers.chatStream.body).error).toMatchObject({ message: expect.stringContaining('Request headers') });
+    expect(JSON.parse(answers.chatStream.body).error).toMatchObject({
+      message: expect.stringContaining('Request headers'),
+    });
     expect(answers.messagesStream.status).toBe(400);
     for (const text of answers.texts) expectNoSecret(text);
   });
@@ -151,7 +193,11 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
   it('the key in every spelling an upstream echoes it in (JSON escapes, base64, lowercase percent-encoding): none reaches the client', async () => {
     const direct = await fetch(`${mock.url}/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${slashedKey}`, ...behaving({ failure: 'status', failureStatus: 400, failureQuotes: 'encoded-key' }) },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${slashedKey}`,
+        ...behaving({ failure: 'status', failureStatus: 400, failureQuotes: 'encoded-key' }),
+      },
       body: JSON.stringify({ model: 'm', messages: ask('x') }),
     });
     // The mock really spells the key each way (its JSON body escapes the message once more).
@@ -168,9 +214,13 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
 
   it('500 quoting the prompt: the status only', async () => {
     const answers = await everyAnswer('server-error');
-    expect(JSON.parse(answers.chat.body).error).toMatchObject({ message: 'The upstream answered 500 Internal Server Error.' });
+    expect(JSON.parse(answers.chat.body).error).toMatchObject({
+      message: 'The upstream answered 500 Internal Server Error.',
+    });
     expect(answers.messagesStream.status).toBe(502);
-    expect(JSON.parse(answers.messagesStream.body).error).toMatchObject({ message: 'The upstream answered 500 Internal Server Error.' });
+    expect(JSON.parse(answers.messagesStream.body).error).toMatchObject({
+      message: 'The upstream answered 500 Internal Server Error.',
+    });
     for (const text of answers.texts) expectNoSecret(text);
   });
 
@@ -178,11 +228,17 @@ describe('upstream error text reaches neither clients nor logs with secrets or t
     const unauthorized = await everyAnswer('in-band-401');
     expect(unauthorized.inBand.chat).toMatchObject({ message: 'The upstream reported an error (401 Unauthorized).' });
     // A whole (JSON) answer gets the failure as its status instead of a frame.
-    expect(JSON.parse(unauthorized.chat.body).error).toMatchObject({ message: 'The upstream answered 401 Unauthorized.' });
+    expect(JSON.parse(unauthorized.chat.body).error).toMatchObject({
+      message: 'The upstream answered 401 Unauthorized.',
+    });
     const failed = await everyAnswer('in-band-500');
-    expect(failed.inBand.messages).toMatchObject({ message: 'The upstream reported an error (500 Internal Server Error).' });
+    expect(failed.inBand.messages).toMatchObject({
+      message: 'The upstream reported an error (500 Internal Server Error).',
+    });
     const invalid = await everyAnswer('in-band-400');
-    expect(invalid.inBand.chat).toMatchObject({ message: expect.stringMatching(/^The mock upstream failed mid-stream\. Request headers: .*\[redacted\]/) });
+    expect(invalid.inBand.chat).toMatchObject({
+      message: expect.stringMatching(/^The mock upstream failed mid-stream\. Request headers: .*\[redacted\]/),
+    });
     for (const answers of [unauthorized, failed, invalid]) {
       for (const text of answers.texts) expectNoSecret(text);
     }
@@ -214,10 +270,18 @@ describe('retries before the first visible output, with continuous usage', () =>
     [dropping, healthy] = await Promise.all([startMockUpstream(), startMockUpstream()]);
     // The role chunk, which carries usage under continuous_usage_stats, then the connection drops.
     dropping.setBehaviour({ failure: 'drop', failAfterTokens: 0 });
-    const pair = { engine: 'http', upstreams: [dropping.url, healthy.url], healthCheckIntervalMs: 0, maxFailures: 1000 };
+    const pair = {
+      engine: 'http',
+      upstreams: [dropping.url, healthy.url],
+      healthCheckIntervalMs: 0,
+      maxFailures: 1000,
+    };
     gateway = await startGateway({
       keepalive: { mode: 'chunks', intervalMs: 10_000 },
-      models: [{ name: 'pair', ...pair }, { name: 'pair-collected', ...pair, nonStreaming: 'stream' }],
+      models: [
+        { name: 'pair', ...pair },
+        { name: 'pair-collected', ...pair, nonStreaming: 'stream' },
+      ],
     });
   });
 
@@ -228,13 +292,17 @@ describe('retries before the first visible output, with continuous usage', () =>
 
   it('the dropping replica sends its role chunk with usage before it drops', async () => {
     const response = await post(`${dropping.url}/chat/completions`, {
-      model: 'm', messages: ask('a b'), stream: true, stream_options: { include_usage: true, continuous_usage_stats: true },
+      model: 'm',
+      messages: ask('a b'),
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
     });
     // Read until the drop: the body errors, but what arrived before stays.
     let text = '';
     const decoder = new TextDecoder();
     try {
-      for await (const piece of response.body as unknown as AsyncIterable<Uint8Array>) text += decoder.decode(piece, { stream: true });
+      for await (const piece of response.body as unknown as AsyncIterable<Uint8Array>)
+        text += decoder.decode(piece, { stream: true });
     } catch {
       // The drop itself.
     }
@@ -247,7 +315,10 @@ describe('retries before the first visible output, with continuous usage', () =>
     const droppedBefore = dropping.state.chatRequests;
     for (let round = 0; round < 10; round += 1) {
       const exchange = await postSse(`${gateway.url}/v1/chat/completions`, {
-        model: 'pair', messages: ask(`round ${round} of ten`), stream: true, timings_per_token: true,
+        model: 'pair',
+        messages: ask(`round ${round} of ten`),
+        stream: true,
+        timings_per_token: true,
         stream_options: { include_usage: true, continuous_usage_stats: true },
       });
       const chunks = exchange.json();
@@ -265,7 +336,10 @@ describe('retries before the first visible output, with continuous usage', () =>
 
   it('non-streaming requests collected from a stream are retried too', async () => {
     for (let round = 0; round < 4; round += 1) {
-      const response = await post(`${gateway.url}/v1/chat/completions`, { model: 'pair-collected', messages: ask(`whole ${round}`) });
+      const response = await post(`${gateway.url}/v1/chat/completions`, {
+        model: 'pair-collected',
+        messages: ask(`whole ${round}`),
+      });
       expect(response.status).toBe(200);
       expect(await readJson(response)).toMatchObject({
         choices: [{ message: { content: `whole ${round}` } }],
@@ -310,14 +384,20 @@ describe('upstreams without GET /health', () => {
     expect(await eventually(() => (ollama.state.gets['/v1/models'] ?? 0) >= 2)).toBe(true);
     expect(ollama.state.gets['/health']).toBeGreaterThanOrEqual(1);
     expect((await replicaOf('ollama')).replicas[0]).toMatchObject({ healthy: true, healthCheck: 'passing' });
-    const response = await post(`${gateway.url}/v1/chat/completions`, { model: 'ollama', messages: ask('no health route') });
+    const response = await post(`${gateway.url}/v1/chat/completions`, {
+      model: 'ollama',
+      messages: ask('no health route'),
+    });
     expect(response.status).toBe(200);
     expect(await readJson(response)).toMatchObject({ choices: [{ message: { content: 'no health route' } }] });
   });
 
   it('a replica with no probe route at all is not marked down: unknown, and served', async () => {
     expect(await eventually(() => (bare.state.gets['/v1/models'] ?? 0) >= 2)).toBe(true);
-    expect(await replicaOf('bare')).toMatchObject({ ready: true, replicas: [{ healthy: true, healthCheck: 'unknown' }] });
+    expect(await replicaOf('bare')).toMatchObject({
+      ready: true,
+      replicas: [{ healthy: true, healthCheck: 'unknown' }],
+    });
     const response = await post(`${gateway.url}/v1/chat/completions`, { model: 'bare', messages: ask('still served') });
     expect(response.status).toBe(200);
   });
@@ -331,7 +411,10 @@ describe('upstreams without GET /health', () => {
 
   it('a /health that answers 503 still marks the replica down (no fallback)', async () => {
     expect(await eventually(() => (unhealthy.state.gets['/health'] ?? 0) >= 2)).toBe(true);
-    expect(await replicaOf('unhealthy')).toMatchObject({ ready: false, replicas: [{ healthy: false, healthCheck: 'failing' }] });
+    expect(await replicaOf('unhealthy')).toMatchObject({
+      ready: false,
+      replicas: [{ healthy: false, healthCheck: 'failing' }],
+    });
     expect(unhealthy.state.gets['/v1/models']).toBeUndefined();
   });
 });
@@ -347,7 +430,10 @@ describe('/ready with one dead model and one live', () => {
       { name: 'live', engine: 'http', upstreams: [live.url], healthCheckIntervalMs: 50 },
       { name: 'dead', engine: 'http', upstreams: [await refusingUrl()], healthCheckIntervalMs: 50 },
     ];
-    [any, all] = await Promise.all([startGateway({ models }), startGateway({ server: { readinessRequires: 'all' }, models })]);
+    [any, all] = await Promise.all([
+      startGateway({ models }),
+      startGateway({ server: { readinessRequires: 'all' }, models }),
+    ]);
   });
 
   afterAll(async () => {
@@ -364,7 +450,10 @@ describe('/ready with one dead model and one live', () => {
   it('readinessRequires any (the default): 200, and the body shows the dead model', async () => {
     const { status, body } = await readiness(any);
     expect(status).toBe(200);
-    expect(body).toMatchObject({ status: 'ready', models: { live: { ready: true }, dead: { ready: false, replicas: [{ healthy: false }] } } });
+    expect(body).toMatchObject({
+      status: 'ready',
+      models: { live: { ready: true }, dead: { ready: false, replicas: [{ healthy: false }] } },
+    });
   });
 
   it('readinessRequires all: 503', async () => {

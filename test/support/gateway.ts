@@ -15,7 +15,10 @@ export interface RunningGateway {
  * validated by their engine kinds (plugins' included) as the CLI does. Logging is silent unless the
  * configuration sets `observability.logging`.
  */
-export async function startGateway(raw: Record<string, unknown>, options: GatewayOptions = {}): Promise<RunningGateway> {
+export async function startGateway(
+  raw: Record<string, unknown>,
+  options: GatewayOptions = {},
+): Promise<RunningGateway> {
   const observability = (raw.observability ?? {}) as Record<string, unknown>;
   const config = parseConfig({ ...raw, observability: { logging: { level: 'silent' }, ...observability } }, 'test');
   config.server.host = '127.0.0.1';

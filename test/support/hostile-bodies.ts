@@ -12,7 +12,12 @@ export interface HostileCase {
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Endpoint = { path: string; base: () => { [key: string]: Json }; required: string[]; badValues: Record<string, Json[]> };
+type Endpoint = {
+  path: string;
+  base: () => { [key: string]: Json };
+  required: string[];
+  badValues: Record<string, Json[]>;
+};
 
 const USER_HI = () => [{ role: 'user', content: 'hi' }];
 const BAD_MODEL: Json[] = [42, ['stub'], { name: 'stub' }, null, true, ''];
@@ -24,7 +29,20 @@ const ENDPOINTS: Endpoint[] = [
     required: ['model', 'messages'],
     badValues: {
       model: BAD_MODEL,
-      messages: ['hi', 5, {}, [], null, [1], [{}], [{ role: 'wizard', content: 'x' }], [{ role: 'user' }], [{ role: 'user', content: 42 }], [{ role: 'tool', content: 'x' }], [{ role: 'user', content: [{ type: 'video' }] }]],
+      messages: [
+        'hi',
+        5,
+        {},
+        [],
+        null,
+        [1],
+        [{}],
+        [{ role: 'wizard', content: 'x' }],
+        [{ role: 'user' }],
+        [{ role: 'user', content: 42 }],
+        [{ role: 'tool', content: 'x' }],
+        [{ role: 'user', content: [{ type: 'video' }] }],
+      ],
       stream: ['yes', 1, {}],
       temperature: [-1, 3, 'hot'],
       top_p: [2, -0.5],
@@ -53,10 +71,22 @@ const ENDPOINTS: Endpoint[] = [
         true,
         [{ role: 'user', content: 5 }],
         [{ role: 'wizard', content: 'x' }],
-        [{ type: 'reasoning', content: 'x' }, { role: 'user', content: 'hi' }],
-        [{ type: 'reasoning', summary: 'x' }, { role: 'user', content: 'hi' }],
-        [{ type: 'reasoning', summary: [null] }, { role: 'user', content: 'hi' }],
-        [{ type: 'reasoning', content: [{ type: 'reasoning_text', text: 5 }] }, { role: 'user', content: 'hi' }],
+        [
+          { type: 'reasoning', content: 'x' },
+          { role: 'user', content: 'hi' },
+        ],
+        [
+          { type: 'reasoning', summary: 'x' },
+          { role: 'user', content: 'hi' },
+        ],
+        [
+          { type: 'reasoning', summary: [null] },
+          { role: 'user', content: 'hi' },
+        ],
+        [
+          { type: 'reasoning', content: [{ type: 'reasoning_text', text: 5 }] },
+          { role: 'user', content: 'hi' },
+        ],
       ],
       stream: ['yes', 0],
       temperature: [5, 'warm'],
@@ -74,7 +104,13 @@ const ENDPOINTS: Endpoint[] = [
     badValues: {
       model: BAD_MODEL,
       max_tokens: [0, 'x', -1, 2.5, null],
-      messages: ['hi', [], [{ role: 'system', content: 'x' }], [{ role: 'user', content: [] }], [{ role: 'user', content: [{ type: 'video' }] }]],
+      messages: [
+        'hi',
+        [],
+        [{ role: 'system', content: 'x' }],
+        [{ role: 'user', content: [] }],
+        [{ role: 'user', content: [{ type: 'video' }] }],
+      ],
       temperature: [1.5, 'x'],
       system: [5, [{ type: 'image' }]],
       stop_sequences: ['x', [1]],
@@ -100,14 +136,30 @@ const ENDPOINTS: Endpoint[] = [
 
 const JSON_TYPE = 'application/json';
 // No content-type at all is not on the list: Fastify then reads the body as JSON, as curl users expect.
-const WRONG_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'text/html', 'application/octet-stream'];
+const WRONG_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  'text/html',
+  'application/octet-stream',
+];
 const encoder = new TextEncoder();
 
 /** `count` hostile cases, the same for the same seed. */
-export function hostileCases(count: number, random: () => number, limits: { maxTokensModel: string; maxTokens: number; maxMessages: number }): HostileCase[] {
+export function hostileCases(
+  count: number,
+  random: () => number,
+  limits: { maxTokensModel: string; maxTokens: number; maxMessages: number },
+): HostileCase[] {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
   const int = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
-  const json = (endpoint: Endpoint, label: string, value: Json | string, contentType: string | undefined = JSON_TYPE): HostileCase => ({
+  const json = (
+    endpoint: Endpoint,
+    label: string,
+    value: Json | string,
+    contentType: string | undefined = JSON_TYPE,
+  ): HostileCase => ({
     label: `${endpoint.path} ${label}`,
     path: endpoint.path,
     contentType,
@@ -132,16 +184,38 @@ export function hostileCases(count: number, random: () => number, limits: { maxT
       const text = JSON.stringify(endpoint.base());
       const where = pick(['body', 'field', 'content', 'metadata']);
       if (where === 'body') return json(endpoint, `${depth}-deep body`, deep(depth, '1'));
-      if (where === 'field') return json(endpoint, `${depth}-deep field`, `${text.slice(0, -1)},"extra":${deep(depth, '')}}`);
-      if (where === 'metadata') return json(endpoint, `${depth}-deep object`, `${text.slice(0, -1)},"metadata":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`);
-      return json(endpoint, `${depth}-deep content`, text.replace('"hi"', deep(depth, '"hi"')).replace('"input":"hi"', `"input":${deep(depth, '"hi"')}`));
+      if (where === 'field')
+        return json(endpoint, `${depth}-deep field`, `${text.slice(0, -1)},"extra":${deep(depth, '')}}`);
+      if (where === 'metadata')
+        return json(
+          endpoint,
+          `${depth}-deep object`,
+          `${text.slice(0, -1)},"metadata":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`,
+        );
+      return json(
+        endpoint,
+        `${depth}-deep content`,
+        text.replace('"hi"', deep(depth, '"hi"')).replace('"input":"hi"', `"input":${deep(depth, '"hi"')}`),
+      );
     },
     (endpoint) => {
       const text = JSON.stringify(endpoint.base());
-      const bad = pick([[0xff], [0xc3, 0x28], [0xe2, 0x82], [0xf0, 0x28, 0x8c, 0xbc], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]);
+      const bad = pick([
+        [0xff],
+        [0xc3, 0x28],
+        [0xe2, 0x82],
+        [0xf0, 0x28, 0x8c, 0xbc],
+        [0xc0, 0xaf],
+        [0xed, 0xa0, 0x80],
+      ]);
       const at = text.indexOf('hi') + 1;
       const body = new Uint8Array([...encoder.encode(text.slice(0, at)), ...bad, ...encoder.encode(text.slice(at))]);
-      return { label: `${endpoint.path} invalid UTF-8 ${bad.map((byte) => byte.toString(16)).join(' ')}`, path: endpoint.path, contentType: JSON_TYPE, body };
+      return {
+        label: `${endpoint.path} invalid UTF-8 ${bad.map((byte) => byte.toString(16)).join(' ')}`,
+        path: endpoint.path,
+        contentType: JSON_TYPE,
+        body,
+      };
     },
     (endpoint) => {
       const text = JSON.stringify(endpoint.base());
@@ -151,7 +225,10 @@ export function hostileCases(count: number, random: () => number, limits: { maxT
         '"__proto__":{"toString":"x"}',
       ]);
       const nested = random() < 0.5;
-      const body = nested && text.includes('{"role"') ? text.replace('{"role"', `{${poison},"role"`) : `{${poison},${text.slice(1)}`;
+      const body =
+        nested && text.includes('{"role"')
+          ? text.replace('{"role"', `{${poison},"role"`)
+          : `{${poison},${text.slice(1)}`;
       return json(endpoint, `prototype pollution ${nested ? 'nested' : 'top'} ${poison.slice(0, 20)}`, body);
     },
     (endpoint) => {
@@ -178,7 +255,8 @@ export function hostileCases(count: number, random: () => number, limits: { maxT
           return json(endpoint, 'comment', `/* hi */${text}`);
       }
     },
-    (endpoint) => json(endpoint, 'top-level non-object', pick<Json>([[], 5, 'stub', null, true, [endpoint.base()], 1e308])),
+    (endpoint) =>
+      json(endpoint, 'top-level non-object', pick<Json>([[], 5, 'stub', null, true, [endpoint.base()], 1e308])),
     (endpoint) => {
       const size = pick([300_000, 1_200_000]);
       const body = endpoint.base();
@@ -190,7 +268,8 @@ export function hostileCases(count: number, random: () => number, limits: { maxT
     (endpoint) => {
       const body = endpoint.base();
       const junk: { [key: string]: Json } = {};
-      for (let index = int(0, 6); index > 0; index -= 1) junk[`k${int(0, 99)}`] = pick<Json>([1, 'x', null, [], {}, true]);
+      for (let index = int(0, 6); index > 0; index -= 1)
+        junk[`k${int(0, 99)}`] = pick<Json>([1, 'x', null, [], {}, true]);
       delete body[pick(endpoint.required)];
       return json(endpoint, 'random object missing a field', { ...junk, ...body });
     },
@@ -204,12 +283,20 @@ export function hostileCases(count: number, random: () => number, limits: { maxT
           role: index % 2 === 0 ? 'user' : 'assistant',
           content: `m${index}`,
         }));
-        if (endpoint.path === '/v1/responses') return json(endpoint, 'too many input items', { ...endpoint.base(), input: messages });
+        if (endpoint.path === '/v1/responses')
+          return json(endpoint, 'too many input items', { ...endpoint.base(), input: messages });
         return json(endpoint, 'too many messages', { ...endpoint.base(), messages });
       }
-      const field = { '/v1/chat/completions': pick(['max_tokens', 'max_completion_tokens']), '/v1/responses': 'max_output_tokens' }[endpoint.path] ?? 'max_tokens';
+      const field =
+        { '/v1/chat/completions': pick(['max_tokens', 'max_completion_tokens']), '/v1/responses': 'max_output_tokens' }[
+          endpoint.path
+        ] ?? 'max_tokens';
       const asked = int(limits.maxTokens + 1, 1_000_000);
-      return json(endpoint, `${field} ${asked} above the ceiling`, { ...endpoint.base(), model: limits.maxTokensModel, [field]: asked });
+      return json(endpoint, `${field} ${asked} above the ceiling`, {
+        ...endpoint.base(),
+        model: limits.maxTokensModel,
+        [field]: asked,
+      });
     },
   ];
 

@@ -32,8 +32,19 @@ const RESPONSES_PROMPT = () => ({
   model: 'stub',
   input: [
     { role: 'developer', content: 'be brief' },
-    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }, { type: 'input_image', image_url: IMAGE }] },
-    { type: 'reasoning', summary: [{ type: 'summary_text', text: 'plan' }], content: [{ type: 'reasoning_text', text: 'think' }] },
+    {
+      type: 'message',
+      role: 'user',
+      content: [
+        { type: 'input_text', text: 'hi' },
+        { type: 'input_image', image_url: IMAGE },
+      ],
+    },
+    {
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'plan' }],
+      content: [{ type: 'reasoning_text', text: 'think' }],
+    },
     { role: 'assistant', content: [{ type: 'output_text', text: 'calling' }] },
     { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
     { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
@@ -44,8 +55,18 @@ const RESPONSES_PROMPT = () => ({
   instructions: 'be kind',
   tools: [
     { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object' }, strict: false },
-    { type: 'custom', name: 'run', description: 'runs', format: { type: 'grammar', syntax: 'lark', definition: 'start: "x"' } },
-    { type: 'namespace', name: 'files', description: 'file tools', tools: [{ type: 'function', name: 'read', parameters: { type: 'object' } }] },
+    {
+      type: 'custom',
+      name: 'run',
+      description: 'runs',
+      format: { type: 'grammar', syntax: 'lark', definition: 'start: "x"' },
+    },
+    {
+      type: 'namespace',
+      name: 'files',
+      description: 'file tools',
+      tools: [{ type: 'function', name: 'read', parameters: { type: 'object' } }],
+    },
     { type: 'web_search' },
   ],
   tool_choice: { type: 'function', name: 'get_weather' },
@@ -73,11 +94,25 @@ const ANTHROPIC_PROMPT = () => ({
         { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
       ],
     },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'sunny' }], is_error: false }, { type: 'text', text: 'and now?' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'sunny' }], is_error: false },
+        { type: 'text', text: 'and now?' },
+      ],
+    },
     { role: 'system', content: 'a system turn' },
   ],
   system: [{ type: 'text', text: 'be brief' }],
-  tools: [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } }, type: 'custom', strict: false }],
+  tools: [
+    {
+      name: 'get_weather',
+      description: 'Weather',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+      type: 'custom',
+      strict: false,
+    },
+  ],
   tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true },
   thinking: { type: 'enabled', budget_tokens: 1024 },
 });
@@ -90,8 +125,21 @@ export const SHAPE_ENDPOINTS: ShapeEndpoint[] = [
       model: 'stub',
       messages: [
         { role: 'system', content: 'be brief' },
-        { role: 'user', name: 'ada', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: IMAGE } }] },
-        { role: 'assistant', content: 'calling', reasoning_content: 'think', reasoning: 'think', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        {
+          role: 'user',
+          name: 'ada',
+          content: [
+            { type: 'text', text: 'hi' },
+            { type: 'image_url', image_url: { url: IMAGE } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: 'calling',
+          reasoning_content: 'think',
+          reasoning: 'think',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
         { role: 'user', content: 'and now?' },
       ],
@@ -108,10 +156,18 @@ export const SHAPE_ENDPOINTS: ShapeEndpoint[] = [
       stop: ['END'],
       n: 1,
       logprobs: false,
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object' }, strict: false } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object' }, strict: false },
+        },
+      ],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
       parallel_tool_calls: true,
-      response_format: { type: 'json_schema', json_schema: { name: 'answer', description: 'an answer', schema: { type: 'object' }, strict: true } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'answer', description: 'an answer', schema: { type: 'object' }, strict: true },
+      },
       reasoning_effort: 'low',
       user: 'u1',
     }),
@@ -130,11 +186,24 @@ export const SHAPE_ENDPOINTS: ShapeEndpoint[] = [
       user: 'u1',
     }),
   },
-  { path: '/v1/responses/input_tokens', absent: ['previous_response_id', 'conversation'], depth: 1, body: () => ({ ...RESPONSES_PROMPT(), truncation: 'disabled' }) },
+  {
+    path: '/v1/responses/input_tokens',
+    absent: ['previous_response_id', 'conversation'],
+    depth: 1,
+    body: () => ({ ...RESPONSES_PROMPT(), truncation: 'disabled' }),
+  },
   {
     path: '/v1/messages',
     absent: ['stream'],
-    body: () => ({ ...ANTHROPIC_PROMPT(), max_tokens: 2048, stop_sequences: ['END'], temperature: 0.5, top_p: 0.9, top_k: 40, metadata: { user_id: 'u1' } }),
+    body: () => ({
+      ...ANTHROPIC_PROMPT(),
+      max_tokens: 2048,
+      stop_sequences: ['END'],
+      temperature: 0.5,
+      top_p: 0.9,
+      top_k: 40,
+      metadata: { user_id: 'u1' },
+    }),
   },
   { path: '/v1/messages/count_tokens', absent: [], depth: 1, body: ANTHROPIC_PROMPT },
 ];
@@ -153,13 +222,21 @@ export function hostileShapeCases(): ShapeCase[] {
   const encoder = new TextEncoder();
   const cases: ShapeCase[] = [];
   for (const endpoint of SHAPE_ENDPOINTS) {
-    const paths = [...fieldPaths(endpoint.body(), []), ...endpoint.absent.map((field) => [field])].filter((path) => path.length <= (endpoint.depth ?? Infinity));
+    const paths = [...fieldPaths(endpoint.body(), []), ...endpoint.absent.map((field) => [field])].filter(
+      (path) => path.length <= (endpoint.depth ?? Infinity),
+    );
     for (const path of paths) {
       for (const shape of path.length === 1 ? TOP_LEVEL_SHAPES : SHAPES) {
         const body = endpoint.body();
         setAt(body, path, shape);
         const field = pathText(path);
-        cases.push({ label: `${endpoint.path} ${field}: ${JSON.stringify(shape)}`, path: endpoint.path, body: encoder.encode(JSON.stringify(body)), field, mustRefuse: isNestedArray(shape) });
+        cases.push({
+          label: `${endpoint.path} ${field}: ${JSON.stringify(shape)}`,
+          path: endpoint.path,
+          body: encoder.encode(JSON.stringify(body)),
+          field,
+          mustRefuse: isNestedArray(shape),
+        });
       }
     }
   }
@@ -170,7 +247,8 @@ export function hostileShapeCases(): ShapeCase[] {
 export function walkedFieldNames(): Set<string> {
   const names = new Set<string>();
   for (const endpoint of SHAPE_ENDPOINTS) {
-    for (const path of fieldPaths(endpoint.body(), [])) for (const segment of path) if (typeof segment === 'string') names.add(segment);
+    for (const path of fieldPaths(endpoint.body(), []))
+      for (const segment of path) if (typeof segment === 'string') names.add(segment);
     for (const field of endpoint.absent) names.add(field);
   }
   return names;
@@ -178,7 +256,8 @@ export function walkedFieldNames(): Set<string> {
 
 /** Whether an error's field (`param`, or the path an Anthropic message starts with) is the field replaced, holds it, or lies in it. */
 export function namesField(named: string, field: string): boolean {
-  const within = (inner: string, outer: string) => inner === outer || inner.startsWith(`${outer}.`) || inner.startsWith(`${outer}[`);
+  const within = (inner: string, outer: string) =>
+    inner === outer || inner.startsWith(`${outer}.`) || inner.startsWith(`${outer}[`);
   return within(field, named) || within(named, field);
 }
 
@@ -189,7 +268,8 @@ function fieldPaths(value: Json, at: Segment[]): Segment[][] {
   // A tool_use block's input is the tool's own JSON.
   if (last === 'input' && at.length > 1) return paths;
   if (Array.isArray(value)) value.forEach((item, index) => paths.push(...fieldPaths(item, [...at, index])));
-  else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) paths.push(...fieldPaths(item, [...at, key]));
+  else if (typeof value === 'object' && value !== null)
+    for (const [key, item] of Object.entries(value)) paths.push(...fieldPaths(item, [...at, key]));
   return paths;
 }
 
@@ -200,5 +280,7 @@ function setAt(body: Body, path: Segment[], value: Json): void {
 }
 
 function pathText(path: Segment[]): string {
-  return path.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`)).join('');
+  return path
+    .map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`))
+    .join('');
 }

@@ -35,7 +35,12 @@ export function unpooledAgent(): Agent {
  * POSTs JSON with node:http and reads the SSE answer frame by frame, so that thousands can run at
  * once (no fetch pool) and each can hang up at a precise frame by destroying its socket.
  */
-export function postStream(baseUrl: string, path: string, body: unknown, options: StreamOptions = {}): Promise<StreamOutcome> {
+export function postStream(
+  baseUrl: string,
+  path: string,
+  body: unknown,
+  options: StreamOptions = {},
+): Promise<StreamOutcome> {
   const url = new URL(path, baseUrl);
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve) => {

@@ -18,7 +18,8 @@ export interface ProtocolStream {
   errorMessage: (frames: Frame[]) => string | undefined;
 }
 
-const events = (frames: Frame[]) => frames.filter((frame): frame is Extract<Frame, { kind: 'event' }> => frame.kind === 'event');
+const events = (frames: Frame[]) =>
+  frames.filter((frame): frame is Extract<Frame, { kind: 'event' }> => frame.kind === 'event');
 const json = (frame: Frame) => (frame.kind === 'event' && frame.data !== '[DONE]' ? JSON.parse(frame.data) : undefined);
 
 export const CHAT: ProtocolStream = {
@@ -63,7 +64,8 @@ export const RESPONSES: ProtocolStream = {
   api: 'responses',
   path: '/v1/responses',
   body: (model, text) => ({ model, stream: true, input: text }),
-  isHeartbeat: (frame) => frame.kind === 'event' && frame.event === 'response.in_progress' && json(frame)?.sequence_number > 1,
+  isHeartbeat: (frame) =>
+    frame.kind === 'event' && frame.event === 'response.in_progress' && json(frame)?.sequence_number > 1,
   isContent: (frame) => frame.kind === 'event' && frame.event === 'response.output_text.delta',
   contentOf: (frame) => json(frame)?.delta ?? '',
   endedWell: (frames) => events(frames).at(-1)?.event === 'response.completed',

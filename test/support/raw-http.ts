@@ -112,9 +112,19 @@ export interface ResettablePost {
   reset(): Promise<void>;
 }
 
-export function resettablePost(port: number, path: string, headers: Record<string, string>, body: unknown): ResettablePost {
+export function resettablePost(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body: unknown,
+): ResettablePost {
   const payload = JSON.stringify(body);
-  const head = [`POST ${path} HTTP/1.1`, 'host: 127.0.0.1', 'content-type: application/json', `content-length: ${Buffer.byteLength(payload)}`];
+  const head = [
+    `POST ${path} HTTP/1.1`,
+    'host: 127.0.0.1',
+    'content-type: application/json',
+    `content-length: ${Buffer.byteLength(payload)}`,
+  ];
   for (const [name, value] of Object.entries(headers)) head.push(`${name}: ${value}`);
   const socket = connect(port, '127.0.0.1', () => socket.write(`${head.join('\r\n')}\r\n\r\n${payload}`));
   socket.on('error', () => undefined);

@@ -38,7 +38,11 @@ export class RedisProcess {
   }
 
   async start(): Promise<void> {
-    this.child = spawn(REDIS_SERVER!, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.child = spawn(
+      REDIS_SERVER!,
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     const deadline = Date.now() + 10_000;
     while (!(await pings(this.port))) {
       if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${this.port}`);

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Observable } from 'rxjs';
 import { afterAll, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors/gateway-error.js';
-import type { ResponseObject, ResponseStore, StoredEvent, StoredItem, StoredResponse } from '../../src/stored-responses/response-store.js';
+import type {
+  ResponseObject,
+  ResponseStore,
+  StoredEvent,
+  StoredItem,
+  StoredResponse,
+} from '../../src/stored-responses/response-store.js';
 import { eventually } from './gateway.js';
 
 // The contract of a ResponseStore (src/stored-responses/response-store.ts) and the helpers its
@@ -10,7 +16,12 @@ import { eventually } from './gateway.js';
 export const newId = (kind: string) => `${kind}_${randomUUID().replaceAll('-', '')}`;
 
 export function message(role: 'user' | 'assistant', text: string): StoredItem {
-  return { id: newId('msg'), type: 'message', role, content: [{ type: role === 'user' ? 'input_text' : 'output_text', text }] };
+  return {
+    id: newId('msg'),
+    type: 'message',
+    role,
+    content: [{ type: role === 'user' ? 'input_text' : 'output_text', text }],
+  };
 }
 
 export function responseObject(id: string, status: string, output: StoredItem[] = []): ResponseObject {
@@ -35,12 +46,21 @@ export function event(sequence: number, delta = 'x'): StoredEvent {
   return {
     sequence,
     event: 'response.output_text.delta',
-    data: JSON.stringify({ type: 'response.output_text.delta', sequence_number: sequence, item_id: 'msg_1', output_index: 0, content_index: 0, delta }),
+    data: JSON.stringify({
+      type: 'response.output_text.delta',
+      sequence_number: sequence,
+      item_id: 'msg_1',
+      output_index: 0,
+      content_index: 0,
+      delta,
+    }),
   };
 }
 
-export const events = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, index) => event(from + index));
-export const sequences = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, index) => from + index);
+export const events = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, index) => event(from + index));
+export const sequences = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, index) => from + index);
 
 export interface Follower {
   seen: number[];
@@ -127,7 +147,11 @@ export function responseStoreContract(makeStore: (options?: StoreOptions) => Res
     await responses.update(completed);
     expect(await responses.get(record.response.id)).toEqual({ ...record, response: completed });
     const found = await responses.items([answer.id, reasoning.id, record.inputItems[1]!.id]);
-    expect(Object.fromEntries(found)).toEqual({ [answer.id]: answer, [reasoning.id]: reasoning, [record.inputItems[1]!.id]: record.inputItems[1] });
+    expect(Object.fromEntries(found)).toEqual({
+      [answer.id]: answer,
+      [reasoning.id]: reasoning,
+      [record.inputItems[1]!.id]: record.inputItems[1],
+    });
 
     const stray = message('assistant', 'never kept');
     await responses.update(responseObject(newId('resp'), 'completed', [stray]));
@@ -140,7 +164,13 @@ export function responseStoreContract(makeStore: (options?: StoreOptions) => Res
     const second = startedRecord();
     await responses.create(first);
     await responses.create(second);
-    const call: StoredItem = { id: newId('fc'), type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{}' };
+    const call: StoredItem = {
+      id: newId('fc'),
+      type: 'function_call',
+      call_id: 'call_1',
+      name: 'lookup',
+      arguments: '{}',
+    };
     await responses.update(responseObject(second.response.id, 'completed', [call]));
     const wanted = [first.inputItems[2]!.id, call.id, 'msg_unknown', second.inputItems[0]!.id];
     const found = await responses.items(wanted);
@@ -152,7 +182,11 @@ export function responseStoreContract(makeStore: (options?: StoreOptions) => Res
   it('reads items no further than maxBytes: it stops at the one that passes it', async () => {
     const responses = store();
     const record = startedRecord();
-    record.inputItems = [message('user', 'a'.repeat(1000)), message('user', 'b'.repeat(1000)), message('user', 'c'.repeat(1000))];
+    record.inputItems = [
+      message('user', 'a'.repeat(1000)),
+      message('user', 'b'.repeat(1000)),
+      message('user', 'c'.repeat(1000)),
+    ];
     await responses.create(record);
     const ids = record.inputItems.map((item) => item.id);
     const size = JSON.stringify(record.inputItems[0]).length;
@@ -166,10 +200,16 @@ export function responseStoreContract(makeStore: (options?: StoreOptions) => Res
     const record = startedRecord();
     await responses.create(record);
     expect(await responses.update(responseObject(record.response.id, 'in_progress'))).toBe(true);
-    const failed = { ...responseObject(record.response.id, 'failed'), error: { code: 'server_error', message: 'left' } };
+    const failed = {
+      ...responseObject(record.response.id, 'failed'),
+      error: { code: 'server_error', message: 'left' },
+    };
     expect(await responses.update(failed)).toBe(true);
     // A run that could not write meanwhile comes back: neither its running state nor its end replaces the failure.
-    const late = [responseObject(record.response.id, 'in_progress'), responseObject(record.response.id, 'completed', [message('assistant', 'late')])];
+    const late = [
+      responseObject(record.response.id, 'in_progress'),
+      responseObject(record.response.id, 'completed', [message('assistant', 'late')]),
+    ];
     expect(await Promise.all(late.map((response) => responses.update(response)))).toEqual([false, false]);
     expect((await responses.get(record.response.id))?.response).toEqual(failed);
     // The same state again (a refresh, a write retried after a timeout) is taken.
@@ -322,7 +362,9 @@ export function responseStoreContract(makeStore: (options?: StoreOptions) => Res
     await responses.create(record);
     let early = 0;
     let earlyDone = false;
-    const listening = responses.cancelRequests(id).subscribe({ next: () => early++, complete: () => (earlyDone = true) });
+    const listening = responses
+      .cancelRequests(id)
+      .subscribe({ next: () => early++, complete: () => (earlyDone = true) });
     await responses.requestCancel(id);
     expect(await eventually(() => earlyDone)).toBe(true);
     expect(early).toBe(1);

@@ -6,7 +6,10 @@ import { eventually } from './gateway.js';
 type Item = Record<string, any>;
 export const SENTENCE = 'one two three four five six seven eight nine ten eleven twelve';
 export const textOf = (response: { output: unknown[] }) =>
-  (response.output as Item[]).filter((item) => item.type === 'message').flatMap((item) => item.content.map((part: Item) => part.text)).join('');
+  (response.output as Item[])
+    .filter((item) => item.type === 'message')
+    .flatMap((item) => item.content.map((part: Item) => part.text))
+    .join('');
 
 /** Two sides of one response store: a client of each, and the running requests of a model that side A reports. */
 export interface SharedStoreSides {
@@ -27,9 +30,15 @@ export function sharedStoreScenarios(side: string, sides: () => SharedStoreSides
     const read = await b.responses.retrieve(created.id);
     expect(read).toMatchObject({ id: created.id, status: 'completed', store: true });
     expect(textOf(read)).toBe('remember the lighthouse');
-    expect((await b.responses.inputItems.list(created.id)).data).toMatchObject([{ type: 'message', content: [{ type: 'input_text', text: 'remember the lighthouse' }] }]);
+    expect((await b.responses.inputItems.list(created.id)).data).toMatchObject([
+      { type: 'message', content: [{ type: 'input_text', text: 'remember the lighthouse' }] },
+    ]);
 
-    const continued = await b.responses.create({ model: 'stub', input: 'what did I say', previous_response_id: created.id });
+    const continued = await b.responses.create({
+      model: 'stub',
+      input: 'what did I say',
+      previous_response_id: created.id,
+    });
     expect(textOf(continued)).toBe('what did I say');
     // The stub counts every word of its prompt: the first turn's input and output reached it.
     expect(continued.usage!.input_tokens).toBe(3 + 3 + 4);
@@ -49,12 +58,19 @@ export function sharedStoreScenarios(side: string, sides: () => SharedStoreSides
     const resumed = await b.responses.retrieve(id, { stream: true, starting_after: seen.at(-1)!.sequence_number });
     for await (const event of resumed) seen.push(event);
 
-    expect(seen.map((event) => `${event.sequence_number} ${event.type}`)).toEqual(seen.map((event, index) => `${index} ${event.type}`));
+    expect(seen.map((event) => `${event.sequence_number} ${event.type}`)).toEqual(
+      seen.map((event, index) => `${index} ${event.type}`),
+    );
     expect(seen.at(-1)!.type).toBe('response.completed');
-    expect(seen.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : [])).join('')).toBe(SENTENCE);
+    expect(seen.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : [])).join('')).toBe(
+      SENTENCE,
+    );
     expect(textOf(await b.responses.retrieve(id))).toBe(SENTENCE);
     // A resume point past 2^53 is a 400 naming it, not a store failure.
-    await expect(b.responses.retrieve(id, { stream: true, starting_after: 2 ** 53 + 2 })).rejects.toMatchObject({ status: 400, error: { param: 'starting_after' } });
+    await expect(b.responses.retrieve(id, { stream: true, starting_after: 2 ** 53 + 2 })).rejects.toMatchObject({
+      status: 400,
+      error: { param: 'starting_after' },
+    });
   });
 
   it(`cancels on one ${side} a background response that runs on the other: its engine work stops`, async () => {
@@ -73,6 +89,8 @@ export function sharedStoreScenarios(side: string, sides: () => SharedStoreSides
     const created = await a.responses.create({ model: 'stub', input: 'to be deleted' });
     await b.responses.delete(created.id);
     await expect(a.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
-    await expect(a.responses.create({ model: 'stub', input: 'x', previous_response_id: created.id })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      a.responses.create({ model: 'stub', input: 'x', previous_response_id: created.id }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 }

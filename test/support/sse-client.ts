@@ -2,8 +2,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
 /** One frame as it came over the wire, with the time it arrived (ms since the request was sent). */
 export type WireFrame =
-  | { kind: 'event'; event?: string; data: string; at: number }
-  | { kind: 'comment'; comment: string; at: number };
+  { kind: 'event'; event?: string; data: string; at: number } | { kind: 'comment'; comment: string; at: number };
 
 export interface SseExchange {
   status: number;

@@ -14,7 +14,13 @@ export interface KeyedStream {
  * head leaves at its first keep-alive, so the gateway needs a short `keepalive.intervalMs`), then
  * `then` are sent. A stream's first content marks its admission. Resolves once all have ended.
  */
-export async function admissionOrder(url: string, model: string, first: KeyedStream[], then: KeyedStream[], wordsEach = 12): Promise<string[]> {
+export async function admissionOrder(
+  url: string,
+  model: string,
+  first: KeyedStream[],
+  then: KeyedStream[],
+  wordsEach = 12,
+): Promise<string[]> {
   const agent = unpooledAgent();
   const order: string[] = [];
   const send = ({ name, key }: KeyedStream) => {

@@ -10,7 +10,12 @@ export async function transcriptOf(
   encoder: OperatorFunction<StreamEvent, SseFrame>,
   failure?: Error,
 ): Promise<string> {
-  const source = failure ? concat(from(events), throwError(() => failure)) : from(events);
+  const source = failure
+    ? concat(
+        from(events),
+        throwError(() => failure),
+      )
+    : from(events);
   return (await lastValueFrom(source.pipe(encoder, map(serializeSseFrame), toArray()))).join('');
 }
 

@@ -3,7 +3,12 @@ import { AffinityRouter, ringIdOf } from './affinity-router.js';
 import { ringPosition } from './hash-ring.js';
 import { Replica } from './replica-pool.js';
 
-const URLS = ['http://10.0.0.1:8000/v1', 'http://10.0.0.2:8000/v1', 'http://10.0.0.3:8000/v1', 'http://10.0.0.4:8000/v1'];
+const URLS = [
+  'http://10.0.0.1:8000/v1',
+  'http://10.0.0.2:8000/v1',
+  'http://10.0.0.3:8000/v1',
+  'http://10.0.0.4:8000/v1',
+];
 const KEYS = Array.from({ length: 400 }, (_, index) => ringPosition(`conversation ${index}`));
 
 function fleet(loadFactor = 1.25, urls = URLS) {
@@ -24,7 +29,8 @@ describe('AffinityRouter', () => {
     const { router, replicas } = fleet();
     const chosen = KEYS.map((key) => router.pick(key));
     expect(KEYS.map((key) => router.pick(key))).toEqual(chosen);
-    for (const replica of replicas) expect(chosen.filter((one) => one === replica).length).toBeGreaterThan(KEYS.length / 8);
+    for (const replica of replicas)
+      expect(chosen.filter((one) => one === replica).length).toBeGreaterThan(KEYS.length / 8);
   });
 
   it('makes the same choices in every process with the same fleet, whatever the order or form of its URLs', () => {

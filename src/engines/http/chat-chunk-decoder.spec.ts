@@ -36,7 +36,9 @@ function decode(pieces: Array<[at: number, text: string]>, { split = 0, end = tr
 
 /** The events but acks, without the counters they carry; and the counters of every event that carries them, in order. */
 function outputsAndCounters(events: EngineEvent[]) {
-  const outputs = events.filter((event) => event.type !== 'ack').map((event) => ('usage' in event && event.type !== 'done' ? withoutCounters(event) : event));
+  const outputs = events
+    .filter((event) => event.type !== 'ack')
+    .map((event) => ('usage' in event && event.type !== 'done' ? withoutCounters(event) : event));
   const counted = events.flatMap((event) => countersOf(event) ?? []);
   return { outputs, counted };
 }
@@ -48,13 +50,20 @@ function withoutCounters(event: EngineEvent): EngineEvent {
 
 describe('decodeUpstreamSse', () => {
   it('reads a vLLM stream with continuous usage: an ack for the role chunk, then each delta with the counters after it', () => {
-    const usage = (completion: number) => `{"prompt_tokens":12,"total_tokens":${12 + completion},"completion_tokens":${completion}}`;
+    const usage = (completion: number) =>
+      `{"prompt_tokens":12,"total_tokens":${12 + completion},"completion_tokens":${completion}}`;
     const result = decode(
       [
         [0, ''],
         [400, vllmDelta('{"role":"assistant","content":""}', usage(0)) + vllmDelta('{"content":"Hel"}', usage(1))],
         [450, vllmDelta('{"content":"lo ✓"}', usage(2))],
-        [500, vllm('[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"stop","stop_reason":null}]', usage(2))],
+        [
+          500,
+          vllm(
+            '[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"stop","stop_reason":null}]',
+            usage(2),
+          ),
+        ],
         [500, vllm('[]', usage(2)) + 'data: [DONE]\n\n'],
       ],
       { split: 7 },
@@ -63,15 +72,30 @@ describe('decodeUpstreamSse', () => {
     expect(result.completed).toBe(true);
     // One event per chunk: the counters ride the delta.
     expect(result.events.map((event) => event.type)).toEqual(['ack', 'text', 'text', 'done']);
-    expect(result.events[1]).toMatchObject({ type: 'text', text: 'Hel', usage: { promptTokens: 12, completionTokens: 1 } });
+    expect(result.events[1]).toMatchObject({
+      type: 'text',
+      text: 'Hel',
+      usage: { promptTokens: 12, completionTokens: 1 },
+    });
     expect(result.outputs).toEqual([
       { type: 'text', text: 'Hel' },
       { type: 'text', text: 'lo ✓' },
-      { type: 'done', finishReason: 'stop', stopSequence: undefined, usage: { promptTokens: 12, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0 } },
+      {
+        type: 'done',
+        finishReason: 'stop',
+        stopSequence: undefined,
+        usage: { promptTokens: 12, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0 },
+      },
     ]);
     expect(result.counted[0].usage).toMatchObject({ promptTokens: 12, completionTokens: 0 });
     // Measured here: prefill until the first output, decode from it to the latest one.
-    expect(result.counted[2].timings).toMatchObject({ prompt_n: 12, prompt_ms: 400, predicted_n: 2, predicted_ms: 50, predicted_per_token_ms: 25 });
+    expect(result.counted[2].timings).toMatchObject({
+      prompt_n: 12,
+      prompt_ms: 400,
+      predicted_n: 2,
+      predicted_ms: 50,
+      predicted_per_token_ms: 25,
+    });
   });
 
   it('reads the clock once per upstream read: the chunks of one read share its arrival time', () => {
@@ -93,7 +117,8 @@ describe('decodeUpstreamSse', () => {
   });
 
   it('decodes content chunks read without JSON.parse exactly as the parsed chunks, counters and timings included', () => {
-    const usage = (completion: number) => `{"prompt_tokens":7,"total_tokens":${7 + completion},"completion_tokens":${completion}}`;
+    const usage = (completion: number) =>
+      `{"prompt_tokens":7,"total_tokens":${7 + completion},"completion_tokens":${completion}}`;
     const payloads = [
       vllmDelta('{"content":""}', usage(0)),
       vllmDelta('{"reasoning":"think"}', usage(1)),
@@ -116,7 +141,8 @@ describe('decodeUpstreamSse', () => {
   it('reads a llama.cpp stream: comment pings, content null, reasoning_content, its own timings', () => {
     const chunk = (choices: string, extra = '') =>
       `data: {"choices":${choices},"created":1767225600,"id":"chatcmpl-Xy","model":"gpt-3.5-turbo","system_fingerprint":"b6100","object":"chat.completion.chunk"${extra}}\n\n`;
-    const timings = '{"cache_n":3,"prompt_n":9,"prompt_ms":120.5,"prompt_per_token_ms":13.39,"prompt_per_second":74.7,"predicted_n":3,"predicted_ms":30,"predicted_per_token_ms":10,"predicted_per_second":100}';
+    const timings =
+      '{"cache_n":3,"prompt_n":9,"prompt_ms":120.5,"prompt_per_token_ms":13.39,"prompt_per_second":74.7,"predicted_n":3,"predicted_ms":30,"predicted_per_token_ms":10,"predicted_per_second":100}';
     const result = decode([
       [0, ':\n\n'],
       [100, ':\n\n'],
@@ -125,7 +151,13 @@ describe('decodeUpstreamSse', () => {
       [220, chunk('[{"finish_reason":null,"index":0,"delta":{"content":"Four"}}]')],
       [230, chunk('[{"finish_reason":null,"index":0,"delta":{"content":"."}}]')],
       [240, chunk('[{"finish_reason":"stop","index":0,"delta":{}}]')],
-      [240, chunk('[]', `,"usage":{"completion_tokens":3,"prompt_tokens":12,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":3}},"timings":${timings}`)],
+      [
+        240,
+        chunk(
+          '[]',
+          `,"usage":{"completion_tokens":3,"prompt_tokens":12,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":3}},"timings":${timings}`,
+        ),
+      ],
       [240, 'data: [DONE]\n\n'],
     ]);
     expect(result.outputs.map((event) => event.type)).toEqual(['reasoning', 'text', 'text', 'done']);
@@ -133,12 +165,19 @@ describe('decodeUpstreamSse', () => {
     expect(result.counted.map((counters) => counters.usage.completionTokens)).toEqual([1, 2, 3, 3]);
     expect(result.counted[0].timings).toMatchObject({ prompt_ms: 210, predicted_n: 1, predicted_ms: 0 });
     expect(result.counted.at(-1)!.timings).toEqual(JSON.parse(timings));
-    expect(result.outputs.at(-1)).toMatchObject({ usage: { promptTokens: 12, completionTokens: 3, cachedTokens: 3, reasoningTokens: 1 } });
+    expect(result.outputs.at(-1)).toMatchObject({
+      usage: { promptTokens: 12, completionTokens: 3, cachedTokens: 3, reasoningTokens: 1 },
+    });
   });
 
   it('reads `reasoning` and `reasoning_content` alike, once when a server sends both', () => {
     const result = decode([
-      [0, vllmDelta('{"reasoning":"a"}') + vllmDelta('{"reasoning_content":"b"}') + vllmDelta('{"reasoning":"c","reasoning_content":"c"}')],
+      [
+        0,
+        vllmDelta('{"reasoning":"a"}') +
+          vllmDelta('{"reasoning_content":"b"}') +
+          vllmDelta('{"reasoning":"c","reasoning_content":"c"}'),
+      ],
       [0, vllm('[{"index":0,"delta":{},"finish_reason":"length"}]') + 'data: [DONE]\n\n'],
     ]);
     expect(result.outputs).toMatchObject([
@@ -201,11 +240,20 @@ describe('decodeUpstreamSse', () => {
 
   it('turns in-band error frames into typed errors (vLLM nested, vLLM before 0.10.1 flat, TGI string)', () => {
     const errorOf = (frame: string) => decode([[0, vllmDelta('{"content":"a"}') + frame]]).error as UpstreamError;
-    const nested = errorOf('data: {"error":{"message":"context too long","type":"BadRequestError","param":null,"code":400}}\n\ndata: [DONE]\n\n');
+    const nested = errorOf(
+      'data: {"error":{"message":"context too long","type":"BadRequestError","param":null,"code":400}}\n\ndata: [DONE]\n\n',
+    );
     expect(nested).toBeInstanceOf(EngineError);
-    expect(nested).toMatchObject({ kind: 'invalid_request', message: 'context too long', retryable: false, replicaFault: false });
+    expect(nested).toMatchObject({
+      kind: 'invalid_request',
+      message: 'context too long',
+      retryable: false,
+      replicaFault: false,
+    });
     // Not the client's own error: its status only (the text may quote anything).
-    expect(errorOf('data: {"object":"error","message":"engine died","type":"InternalServerError","code":500}\n\n')).toMatchObject({
+    expect(
+      errorOf('data: {"object":"error","message":"engine died","type":"InternalServerError","code":500}\n\n'),
+    ).toMatchObject({
       kind: 'upstream',
       message: 'The upstream reported an error (500 Internal Server Error).',
     });
@@ -214,27 +262,40 @@ describe('decodeUpstreamSse', () => {
       kind: 'invalid_request',
       message: 'Input validation error',
     });
-    expect(errorOf('data: {"error":"something broke"}\n\n')).toMatchObject({ kind: 'upstream', message: 'The upstream reported an error.' });
+    expect(errorOf('data: {"error":"something broke"}\n\n')).toMatchObject({
+      kind: 'upstream',
+      message: 'The upstream reported an error.',
+    });
   });
 
   it('redacts the message of an error frame it passes on', () => {
     const events = of('data: {"error":{"message":"bad key sk-secret-1 in request","code":400}}\n\n');
     let error: unknown;
-    events.pipe(decodeUpstreamSse(() => 0, { redact: (text) => text.replace('sk-secret-1', '[redacted]') })).subscribe({ error: (failure) => (error = failure) });
+    events
+      .pipe(decodeUpstreamSse(() => 0, { redact: (text) => text.replace('sk-secret-1', '[redacted]') }))
+      .subscribe({ error: (failure) => (error = failure) });
     expect(error).toMatchObject({ kind: 'invalid_request', message: 'bad key [redacted] in request' });
   });
 
   it('fails on malformed JSON, and on a stream that ends before it finished', () => {
-    const malformed = decode([[0, vllmDelta('{"content":"a"}') + 'data: {"choices":[{"delta":\n\n' + vllmDelta('{"content":"b"}')]]);
+    const malformed = decode([
+      [0, vllmDelta('{"content":"a"}') + 'data: {"choices":[{"delta":\n\n' + vllmDelta('{"content":"b"}')],
+    ]);
     expect(malformed.error).toMatchObject({ kind: 'upstream', message: expect.stringMatching(/malformed/) });
     expect(malformed.outputs).toEqual([{ type: 'text', text: 'a' }]);
 
     const cut = decode([[0, vllmDelta('{"role":"assistant","content":""}') + vllmDelta('{"content":"a"}')]]);
-    expect(cut.error).toMatchObject({ kind: 'upstream', message: expect.stringMatching(/closed the stream before it finished/), retryable: true });
+    expect(cut.error).toMatchObject({
+      kind: 'upstream',
+      message: expect.stringMatching(/closed the stream before it finished/),
+      retryable: true,
+    });
   });
 
   it('ignores everything after [DONE]', () => {
-    const result = decode([[0, vllm('[{"index":0,"delta":{},"finish_reason":"stop"}]') + 'data: [DONE]\n\n' + 'data: {oops\n\n']]);
+    const result = decode([
+      [0, vllm('[{"index":0,"delta":{},"finish_reason":"stop"}]') + 'data: [DONE]\n\n' + 'data: {oops\n\n'],
+    ]);
     expect(result.error).toBeUndefined();
     expect(result.events.map((event) => event.type)).toEqual(['done']);
   });

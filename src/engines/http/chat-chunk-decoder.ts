@@ -70,7 +70,8 @@ export class ChatChunkDecoder {
   /** One parsed chunk (a whole answer comes as one, see decodeUpstreamJson). */
   decodeChunk(chunk: UpstreamChunk): readonly EngineEvent[] {
     if (this.finished) return NONE;
-    if ((chunk.error !== undefined && chunk.error !== null) || chunk.object === 'error') throw upstreamFrameError(chunk, this.redact);
+    if ((chunk.error !== undefined && chunk.error !== null) || chunk.object === 'error')
+      throw upstreamFrameError(chunk, this.redact);
 
     const choice = firstChoiceOf(chunk.choices);
     const delta = choice?.delta;
@@ -96,7 +97,10 @@ export class ChatChunkDecoder {
       if (calls) events.push(...calls);
       return events;
     }
-    if (content) return calls ? [{ type: 'text', text: content, usage, timings }, ...calls] : [{ type: 'text', text: content, usage, timings }];
+    if (content)
+      return calls
+        ? [{ type: 'text', text: content, usage, timings }, ...calls]
+        : [{ type: 'text', text: content, usage, timings }];
     const [first, ...rest] = calls!;
     return [{ ...first, usage, timings }, ...rest];
   }
@@ -112,7 +116,12 @@ export class ChatChunkDecoder {
 
   private done(): EngineEvent {
     this.finished = true;
-    return { type: 'done', finishReason: this.finishReason ?? 'stop', stopSequence: this.stopSequence, usage: this.usage };
+    return {
+      type: 'done',
+      finishReason: this.finishReason ?? 'stop',
+      stopSequence: this.stopSequence,
+      usage: this.usage,
+    };
   }
 
   /** Tool-call pieces to events: a call is announced (id and name) once its name is known. */
@@ -135,7 +144,13 @@ export class ChatChunkDecoder {
         state.held += fragment;
       } else {
         state.announced = true;
-        events.push({ type: 'tool_call', index, id: state.id ?? `call_${index}`, name: state.name, arguments: state.held + fragment });
+        events.push({
+          type: 'tool_call',
+          index,
+          id: state.id ?? `call_${index}`,
+          name: state.name,
+          arguments: state.held + fragment,
+        });
         state.held = '';
       }
     }
@@ -239,4 +254,3 @@ function sameAsUpstream(current: TokenUsage, usage: UpstreamUsage, countedReason
     current.reasoningTokens === (usage.completion_tokens_details?.reasoning_tokens ?? countedReasoning)
   );
 }
-

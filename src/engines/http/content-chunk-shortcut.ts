@@ -30,10 +30,16 @@ export function readContentChunk(data: string): UpstreamChunk | undefined {
     text = literal.slice(1, -1);
   }
   const field = match[1];
-  const delta: UpstreamDelta = field === 'content' ? { content: text } : field === 'reasoning' ? { reasoning: text } : { reasoning_content: text };
+  const delta: UpstreamDelta =
+    field === 'content' ? { content: text } : field === 'reasoning' ? { reasoning: text } : { reasoning_content: text };
   const promptTokens = match[4];
   return {
     choices: [{ index: 0, delta, finish_reason: null }],
-    usage: promptTokens !== undefined ? { prompt_tokens: +promptTokens, completion_tokens: +match[5] } : match[3] !== undefined ? null : undefined,
+    usage:
+      promptTokens !== undefined
+        ? { prompt_tokens: +promptTokens, completion_tokens: +match[5] }
+        : match[3] !== undefined
+          ? null
+          : undefined,
   };
 }

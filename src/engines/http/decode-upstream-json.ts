@@ -27,7 +27,10 @@ export function decodeUpstreamJson(
         complete: () => {
           let events: EngineEvent[];
           try {
-            events = [...decoder.decodeChunk(asChunk(parseUpstreamPayload(body, 'JSON answer'))), ...decoder.decode('[DONE]')];
+            events = [
+              ...decoder.decodeChunk(asChunk(parseUpstreamPayload(body, 'JSON answer'))),
+              ...decoder.decode('[DONE]'),
+            ];
           } catch (error) {
             subscriber.error(error);
             return;

@@ -4,13 +4,18 @@ import { HashRing, ringPosition } from './hash-ring.js';
 const ringOf = (names: string[]) => new HashRing(names.map((name) => ({ id: `http://${name}:8000/v1`, member: name })));
 const KEYS = Array.from({ length: 20_000 }, (_, index) => ringPosition(`conversation ${index}`));
 const ownersOf = (ring: HashRing<string>) => KEYS.map((key) => ring.ownerOf(key)!);
-const sharesOf = (owners: string[], names: string[]) => names.map((name) => owners.filter((owner) => owner === name).length / owners.length);
+const sharesOf = (owners: string[], names: string[]) =>
+  names.map((name) => owners.filter((owner) => owner === name).length / owners.length);
 
 describe('HashRing', () => {
   it('spreads keys evenly: every member within 10% of an equal share', () => {
-    for (const names of [['a', 'b', 'c', 'd'], ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']]) {
+    for (const names of [
+      ['a', 'b', 'c', 'd'],
+      ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'],
+    ]) {
       const shares = sharesOf(ownersOf(ringOf(names)), names);
-      for (const share of shares) expect(share * names.length).toBeGreaterThan(0.9), expect(share * names.length).toBeLessThan(1.1);
+      for (const share of shares)
+        (expect(share * names.length).toBeGreaterThan(0.9), expect(share * names.length).toBeLessThan(1.1));
     }
   });
 
@@ -29,7 +34,10 @@ describe('HashRing', () => {
     const moved = KEYS.flatMap((_, index) => (before[index] === after[index] ? [] : [index]));
     expect(moved.every((index) => before[index] === 'd')).toBe(true);
     expect(moved.length).toBe(before.filter((owner) => owner === 'd').length);
-    const heirs = sharesOf(moved.map((index) => after[index]), ['a', 'b', 'c']);
+    const heirs = sharesOf(
+      moved.map((index) => after[index]),
+      ['a', 'b', 'c'],
+    );
     for (const share of heirs) expect(share).toBeGreaterThan(0.2);
   });
 

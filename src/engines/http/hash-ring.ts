@@ -26,7 +26,8 @@ export class HashRing<T> {
     if (members.length > 0xffff) throw new RangeError('a hash ring holds at most 65535 members');
     const points: Array<{ position: number; owner: number; id: string }> = [];
     members.forEach(({ id }, owner) => {
-      for (let node = 0; node < virtualNodes; node += 1) points.push({ position: ringPosition(`${id}#${node}`), owner, id });
+      for (let node = 0; node < virtualNodes; node += 1)
+        points.push({ position: ringPosition(`${id}#${node}`), owner, id });
     });
     // Ties (vanishingly rare) are broken by id, so that the order never depends on the members' order.
     points.sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -43,7 +44,11 @@ export class HashRing<T> {
     if (count === 0) return undefined;
     const seen = new Uint8Array(this.members.length);
     let left = this.members.length;
-    for (let step = 0, point = this.firstAtOrAfter(position); step < count && left > 0; step += 1, point = (point + 1) % count) {
+    for (
+      let step = 0, point = this.firstAtOrAfter(position);
+      step < count && left > 0;
+      step += 1, point = (point + 1) % count
+    ) {
       const owner = this.owners[point];
       if (seen[owner] === 1) continue;
       seen[owner] = 1;

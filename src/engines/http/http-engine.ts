@@ -64,19 +64,32 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       baseMs: config.ejectionBaseMs,
       maxMs: config.ejectionMaxMs,
     });
-    if (config.routing === 'prefix-affinity') this.affinity = new AffinityRouter(this.pool.replicas, config.routingLoadFactor);
+    if (config.routing === 'prefix-affinity')
+      this.affinity = new AffinityRouter(this.pool.replicas, config.routingLoadFactor);
     this.headers = { ...config.headers, ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}) };
-    this.redact = secretRedactor([config.apiKey, ...Object.values(config.headers ?? {}), ...config.upstreams.map(passwordOf)]);
+    this.redact = secretRedactor([
+      config.apiKey,
+      ...Object.values(config.headers ?? {}),
+      ...config.upstreams.map(passwordOf),
+    ]);
     for (const replica of this.pool.replicas) {
       this.connections.set(
         replica,
-        new UpstreamConnection(replica.url, config, { healthCheckPath: config.healthCheckPath, headers: this.headers, redact: this.redact }),
+        new UpstreamConnection(replica.url, config, {
+          healthCheckPath: config.healthCheckPath,
+          headers: this.headers,
+          redact: this.redact,
+        }),
       );
     }
     if (config.healthCheckIntervalMs > 0) {
       const targets = this.pool.replicas.map((replica) => ({ replica, connection: this.connections.get(replica)! }));
-      this.healthChecker = new HealthChecker(this.pool, targets, config.healthCheckIntervalMs, config.healthCheckTimeoutMs, (replica, result) =>
-        this.logHealthChange(replica, result),
+      this.healthChecker = new HealthChecker(
+        this.pool,
+        targets,
+        config.healthCheckIntervalMs,
+        config.healthCheckTimeoutMs,
+        (replica, result) => this.logHealthChange(replica, result),
       );
       this.healthChecker.start();
     }
@@ -98,8 +111,13 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       const tried = new Set<Replica>();
       const position = this.affinity ? prefixAffinityPosition(request) : undefined;
       // A whole JSON answer emits nothing before it is complete: its failures are retried as any before the first output.
-      const failover = whole || !this.failoverPolicy.enabled ? undefined : new MidStreamFailover(request, upstreamRequest, this.failoverPolicy, startedAt);
-      const emit = failover ? (event: EngineEvent) => subscriber.next(failover.pass(event)) : (event: EngineEvent) => subscriber.next(event);
+      const failover =
+        whole || !this.failoverPolicy.enabled
+          ? undefined
+          : new MidStreamFailover(request, upstreamRequest, this.failoverPolicy, startedAt);
+      const emit = failover
+        ? (event: EngineEvent) => subscriber.next(failover.pass(event))
+        : (event: EngineEvent) => subscriber.next(event);
       let current: Replica | undefined;
       // Told once, at the first replica that answers 200, whatever retries or continuations come after.
       let accepted = false;
@@ -148,9 +166,18 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       };
       const send = (replica: Replica, payload: string, from = startedAt) => {
         current = replica;
-        attempts.add(this.attempt(replica, payload, { whole, traceHeaders: request.traceHeaders ?? {}, onAccepted }, this.decoder(whole, from), observer));
+        attempts.add(
+          this.attempt(
+            replica,
+            payload,
+            { whole, traceHeaders: request.traceHeaders ?? {}, onAccepted },
+            this.decoder(whole, from),
+            observer,
+          ),
+        );
       };
-      const pick = (excluded: ReadonlySet<Replica>) => (position === undefined ? this.pool.pick(excluded) : this.affinity!.pick(position, excluded));
+      const pick = (excluded: ReadonlySet<Replica>) =>
+        position === undefined ? this.pool.pick(excluded) : this.affinity!.pick(position, excluded);
       const tryNext = (lastError?: UpstreamError) => {
         const replica = pick(tried);
         if (!replica) {
@@ -198,7 +225,11 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   /** An available replica's own count (its tokenizer endpoints), within 250 ms; else the estimate. */
   override countPromptTokens(request: GenerationRequest): Promise<number> {
     const replica = this.pool.replicas.find((candidate) => candidate.isAvailable(Date.now()));
-    return countUpstreamPromptTokens(request, { baseUrl: replica?.url, upstreamModel: this.config.upstreamModel ?? this.config.name, headers: this.headers });
+    return countUpstreamPromptTokens(request, {
+      baseUrl: replica?.url,
+      upstreamModel: this.config.upstreamModel ?? this.config.name,
+      headers: this.headers,
+    });
   }
 
   /** Each replica's state: url, healthy, outstanding requests, consecutive failures, health check. */
@@ -244,7 +275,11 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private attempt(
     replica: Replica,
     body: string,
-    { whole, traceHeaders, onAccepted }: { whole: boolean; traceHeaders: Record<string, string>; onAccepted: () => void },
+    {
+      whole,
+      traceHeaders,
+      onAccepted,
+    }: { whole: boolean; traceHeaders: Record<string, string>; onAccepted: () => void },
     decode: OperatorFunction<string, EngineEvent>,
     observer: Observer<EngineEvent>,
   ): Subscription {
@@ -275,11 +310,21 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     if (whole) return decodeUpstreamJson(undefined, options);
     const stallMs = this.failoverPolicy.stallTimeoutMs;
     if (stallMs === 0) return decodeUpstreamSse(undefined, options);
-    return (source) => source.pipe(stallWatch<string>(stallMs, () => upstreamStallError(stallMs)), decodeUpstreamSse(undefined, options));
+    return (source) =>
+      source.pipe(
+        stallWatch<string>(stallMs, () => upstreamStallError(stallMs)),
+        decodeUpstreamSse(undefined, options),
+      );
   }
 
   /** One log line, one count, and the request's own notice (its trace) per resume. */
-  private reportResume(request: GenerationRequest, from: Replica, to: Replica, continuation: Continuation, error: UpstreamError): void {
+  private reportResume(
+    request: GenerationRequest,
+    from: Replica,
+    to: Replica,
+    continuation: Continuation,
+    error: UpstreamError,
+  ): void {
     this.failoverCounters.countResume(from.label, continuation.reason);
     // A replica's fault is told in Gantry's own words; an in-band error's text is the upstream's, so only its reason.
     const what = error.replicaFault ? `${continuation.reason}: ${error.message}` : continuation.reason;
@@ -287,7 +332,13 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       `Model '${this.config.name}': replica ${from.label} failed mid-answer (${what}); continuing on ${to.label} after ` +
         `${continuation.producedTokens} output tokens (resume ${continuation.resume} of ${this.failoverPolicy.maxResumes}).`,
     );
-    request.onResume?.({ reason: continuation.reason, resume: continuation.resume, producedTokens: continuation.producedTokens, from: from.label, to: to.label });
+    request.onResume?.({
+      reason: continuation.reason,
+      resume: continuation.resume,
+      producedTokens: continuation.producedTokens,
+      from: from.label,
+      to: to.label,
+    });
   }
 
   private recordFailure(replica: Replica, error: unknown): void {
@@ -295,7 +346,9 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     const ejectedForMs = this.pool.recordFailure(replica);
     if (ejectedForMs !== undefined) {
       // A replica's fault is told in Gantry's own words (a status, a transport failure), never the upstream's text.
-      this.logger.warn(`Model '${this.config.name}': replica ${replica.label} ejected for ${ejectedForMs} ms (${error.message})`);
+      this.logger.warn(
+        `Model '${this.config.name}': replica ${replica.label} ejected for ${ejectedForMs} ms (${error.message})`,
+      );
     }
   }
 
@@ -303,7 +356,10 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     const where = `Model '${this.config.name}': replica ${replica.label}`;
     if (state === 'passing') this.logger.log(`${where} passes its health check (${detail}).`);
     else if (state === 'failing') this.logger.warn(`${where} fails its health check (${detail}).`);
-    else this.logger.log(`${where} has no health check route (${detail}): it is served, watched by passive checks only (healthCheckPath sets the route).`);
+    else
+      this.logger.log(
+        `${where} has no health check route (${detail}): it is served, watched by passive checks only (healthCheckPath sets the route).`,
+      );
   }
 
   private exhausted(triedCount: number, lastError: UpstreamError | undefined): EngineError {

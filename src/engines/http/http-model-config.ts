@@ -1,5 +1,22 @@
 import { Type } from 'class-transformer';
-import { ArrayNotEmpty, Equals, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, ValidateBy, ValidateNested } from 'class-validator';
+import {
+  ArrayNotEmpty,
+  Equals,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateNested,
+} from 'class-validator';
 import { IsStringRecord } from '../../config/string-record.validator.js';
 import { ModelConfigBase } from '../../config/model-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
@@ -8,8 +25,22 @@ export const ROUTING_POLICIES = ['least-outstanding', 'prefix-affinity'] as cons
 
 /** The fields Gantry writes into an upstream request itself; `disableReasoningWith` may not name them. */
 export const GANTRY_UPSTREAM_FIELDS = [
-  'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'temperature', 'top_p', 'top_k', 'seed', 'stop',
-  'frequency_penalty', 'presence_penalty', 'response_format', 'tools', 'tool_choice', 'parallel_tool_calls',
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'top_k',
+  'seed',
+  'stop',
+  'frequency_penalty',
+  'presence_penalty',
+  'response_format',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
 ] as const;
 export type RoutingPolicy = (typeof ROUTING_POLICIES)[number];
 

@@ -5,9 +5,18 @@ import { makeTimings, type EngineEvent, type TokenUsage } from '../../engine/eng
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { MidStreamFailover, type Continuation } from './mid-stream-failover.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
-import { upstreamFrameError, upstreamStallError, upstreamStatusError, upstreamTransportError } from './upstream-error.js';
+import {
+  upstreamFrameError,
+  upstreamStallError,
+  upstreamStatusError,
+  upstreamTransportError,
+} from './upstream-error.js';
 
-const reset = () => upstreamTransportError(Object.assign(new Error('socket'), { code: 'UND_ERR_SOCKET' }), { headersTimeoutMs: 0, bodyTimeoutMs: 0 });
+const reset = () =>
+  upstreamTransportError(Object.assign(new Error('socket'), { code: 'UND_ERR_SOCKET' }), {
+    headersTimeoutMs: 0,
+    bodyTimeoutMs: 0,
+  });
 const usage = (promptTokens: number, completionTokens: number, extra: Partial<TokenUsage> = {}): TokenUsage => ({
   promptTokens,
   completionTokens,
@@ -18,7 +27,12 @@ const usage = (promptTokens: number, completionTokens: number, extra: Partial<To
 const ack = (counters: TokenUsage, promptMs = 0, predictedMs = 0): EngineEvent => ({
   type: 'ack',
   usage: counters,
-  timings: makeTimings({ promptN: counters.promptTokens, promptMs, predictedN: counters.completionTokens, predictedMs }),
+  timings: makeTimings({
+    promptN: counters.promptTokens,
+    promptMs,
+    predictedN: counters.completionTokens,
+    predictedMs,
+  }),
 });
 const text = (piece: string): EngineEvent => ({ type: 'text', text: piece });
 
@@ -30,7 +44,12 @@ function failoverFor(overrides: Partial<GenerationRequest> = {}, maxResumes = 2)
 
 /** The first attempt: two chunks of text with continuous usage, 50 ms of prefill then 20 ms of decoding. */
 function answerTwoWords(failover: MidStreamFailover): void {
-  for (const event of [ack(usage(12, 1, { cachedTokens: 4 }), 50, 0), text('Hello'), ack(usage(12, 2, { cachedTokens: 4 }), 50, 20), text(' there')]) {
+  for (const event of [
+    ack(usage(12, 1, { cachedTokens: 4 }), 50, 0),
+    text('Hello'),
+    ack(usage(12, 2, { cachedTokens: 4 }), 50, 20),
+    text(' there'),
+  ]) {
     expect(failover.pass(event)).toBe(event);
   }
 }
@@ -49,7 +68,10 @@ describe('MidStreamFailover', () => {
     expect(continuation).toMatchObject({ reason: 'reset', resume: 1, producedTokens: 2 });
     expect(continuation.body).toEqual({
       ...body,
-      messages: [{ role: 'user', content: 'Hello there world' }, { role: 'assistant', content: 'Hello there' }],
+      messages: [
+        { role: 'user', content: 'Hello there world' },
+        { role: 'assistant', content: 'Hello there' },
+      ],
       continue_final_message: true,
       add_generation_prompt: false,
       max_tokens: 8,
@@ -90,7 +112,9 @@ describe('MidStreamFailover', () => {
     expect(continuation).toMatchObject({ producedTokens: 2, startedAt: 1000 + 50 + 20 });
     const restated = failover.pass(counted(' world', usage(14, 1, { cachedTokens: 13 }), 300, 0));
     expect(restated).toMatchObject({ type: 'text', text: ' world', usage: usage(12, 3, { cachedTokens: 4 }) });
-    expect(restated).toMatchObject({ timings: { prompt_n: 12, prompt_ms: 50, predicted_n: 3, predicted_ms: 20 + 300, cache_n: 4 } });
+    expect(restated).toMatchObject({
+      timings: { prompt_n: 12, prompt_ms: 50, predicted_n: 3, predicted_ms: 20 + 300, cache_n: 4 },
+    });
   });
 
   it('counts across two resumes, and the second continues the text of both attempts before it', () => {
@@ -112,7 +136,9 @@ describe('MidStreamFailover', () => {
     failover.pass(ack(usage(0, 1)));
     failover.pass(text('Hello'));
     continued(failover);
-    expect(failover.pass({ type: 'done', finishReason: 'stop', usage: usage(13, 2, { cachedTokens: 20 }) })).toMatchObject({
+    expect(
+      failover.pass({ type: 'done', finishReason: 'stop', usage: usage(13, 2, { cachedTokens: 20 }) }),
+    ).toMatchObject({
       usage: usage(12, 3, { cachedTokens: 12 }),
     });
   });
@@ -122,7 +148,10 @@ describe('MidStreamFailover', () => {
     const pieces = Array.from({ length: 600 }, (_, index) => ` w${index}`);
     failover.pass(ack(usage(12, 600)));
     for (const piece of pieces) failover.pass(text(piece));
-    expect((continued(failover).body.messages as unknown[]).at(-1)).toEqual({ role: 'assistant', content: pieces.join('') });
+    expect((continued(failover).body.messages as unknown[]).at(-1)).toEqual({
+      role: 'assistant',
+      content: pieces.join(''),
+    });
   });
 
   it('asks for no token limit when the client set none', () => {
@@ -134,7 +163,10 @@ describe('MidStreamFailover', () => {
   it('finishes with `length` when the answer had used its whole token budget', () => {
     const { failover } = failoverFor({ sampling: { stop: [], maxTokens: 2 } });
     answerTwoWords(failover);
-    expect(failover.decide(reset(), 5000)).toEqual({ kind: 'finish', event: { type: 'done', finishReason: 'length', usage: usage(12, 2, { cachedTokens: 4 }) } });
+    expect(failover.decide(reset(), 5000)).toEqual({
+      kind: 'finish',
+      event: { type: 'done', finishReason: 'length', usage: usage(12, 2, { cachedTokens: 4 }) },
+    });
   });
 
   it('ends with the failure, saying why, once the resumes are spent', () => {
@@ -145,27 +177,47 @@ describe('MidStreamFailover', () => {
     expect(decision).toMatchObject({ kind: 'end', failure: 'spent' });
     expect((decision as { error: EngineError }).error).toMatchObject({
       kind: 'upstream',
-      message: 'The upstream closed the connection before the answer was complete. It was continued 1 time on other replicas, as many as midStreamFailover.maxResumes allows.',
+      message:
+        'The upstream closed the connection before the answer was complete. It was continued 1 time on other replicas, as many as midStreamFailover.maxResumes allows.',
     });
     const none = failoverFor({}, 0).failover;
     answerTwoWords(none);
-    expect(none.decide(reset(), 5000)).toMatchObject({ kind: 'end', failure: 'spent', error: { message: expect.stringMatching(/maxResumes is 0/) } });
+    expect(none.decide(reset(), 5000)).toMatchObject({
+      kind: 'end',
+      failure: 'spent',
+      error: { message: expect.stringMatching(/maxResumes is 0/) },
+    });
   });
 
   it('does not continue a response format, a tool call being written, or reasoning in progress', () => {
-    for (const responseFormat of [{ type: 'json_object' as const }, { type: 'json_schema' as const, name: 'answer', schema: {} }]) {
+    for (const responseFormat of [
+      { type: 'json_object' as const },
+      { type: 'json_schema' as const, name: 'answer', schema: {} },
+    ]) {
       const { failover } = failoverFor({ sampling: { stop: [], responseFormat } });
       answerTwoWords(failover);
-      expect(failover.decide(reset(), 5000)).toMatchObject({ kind: 'end', failure: 'not_continuable', error: { message: expect.stringMatching(/response format/) } });
+      expect(failover.decide(reset(), 5000)).toMatchObject({
+        kind: 'end',
+        failure: 'not_continuable',
+        error: { message: expect.stringMatching(/response format/) },
+      });
     }
     const tool = failoverFor().failover;
     tool.pass(ack(usage(12, 1)));
     tool.pass({ type: 'tool_call', index: 0, id: 'call_1', name: 'lookup', arguments: '{"q":' });
-    expect(tool.decide(reset(), 5000)).toMatchObject({ kind: 'end', failure: 'not_continuable', error: { message: expect.stringMatching(/tool call/) } });
+    expect(tool.decide(reset(), 5000)).toMatchObject({
+      kind: 'end',
+      failure: 'not_continuable',
+      error: { message: expect.stringMatching(/tool call/) },
+    });
     const thinking = failoverFor().failover;
     thinking.pass(ack(usage(12, 1)));
     thinking.pass({ type: 'reasoning', text: 'Let me see' });
-    expect(thinking.decide(reset(), 5000)).toMatchObject({ kind: 'end', failure: 'not_continuable', error: { message: expect.stringMatching(/still reasoning/) } });
+    expect(thinking.decide(reset(), 5000)).toMatchObject({
+      kind: 'end',
+      failure: 'not_continuable',
+      error: { message: expect.stringMatching(/still reasoning/) },
+    });
     // Reasoning done and the answer begun: the text is continued.
     thinking.pass({ type: 'text', text: 'Yes' });
     expect(continued(thinking).body.messages).toContainEqual({ role: 'assistant', content: 'Yes' });
@@ -177,7 +229,10 @@ describe('MidStreamFailover', () => {
     const ownFault = upstreamFrameError({ error: { message: 'bad', code: 400 } });
     expect(failover.decide(ownFault, 5000)).toEqual({ kind: 'end', error: ownFault });
     continued(failover);
-    const refused = failover.decide(upstreamStatusError(400, '{"error":{"message":"continue_final_message is not supported"}}'), 6000);
+    const refused = failover.decide(
+      upstreamStatusError(400, '{"error":{"message":"continue_final_message is not supported"}}'),
+      6000,
+    );
     expect(refused).toMatchObject({ kind: 'end', failure: 'refused', error: { kind: 'upstream' } });
     expect((refused as { error: Error }).error.message).toBe(
       'The answer was cut and its continuation on another replica failed: The upstream answered 400: continue_final_message is not supported',

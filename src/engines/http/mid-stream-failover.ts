@@ -39,7 +39,8 @@ export interface Continuation {
  * `error` (counted under `failure` when failover was tried or refused; absent for a failure that
  * is not a replica's cut, which ends the answer as it would without failover).
  */
-export type ResumeDecision = Continuation | { kind: 'finish'; event: DoneEvent } | { kind: 'end'; error: unknown; failure?: ResumeFailure };
+export type ResumeDecision =
+  Continuation | { kind: 'finish'; event: DoneEvent } | { kind: 'end'; error: unknown; failure?: ResumeFailure };
 
 /**
  * The state of one streamed answer that the HTTP engine may continue on another replica when its
@@ -136,10 +137,19 @@ export class MidStreamFailover {
       // A continuation refused for the request's own reasons says nothing the client did wrong.
       if (this.resumes === 0) return { kind: 'end', error };
       const message = `The answer was cut and its continuation on another replica failed: ${(error as Error)?.message ?? String(error)}`;
-      return { kind: 'end', error: new UpstreamError('upstream', message, { retryable: false, replicaFault: false, cause: error }), failure: 'refused' };
+      return {
+        kind: 'end',
+        error: new UpstreamError('upstream', message, { retryable: false, replicaFault: false, cause: error }),
+        failure: 'refused',
+      };
     }
     const why = this.uncontinuable();
-    if (why) return { kind: 'end', error: cutError(error, ` The answer cannot be continued on another replica: ${why}.`), failure: 'not_continuable' };
+    if (why)
+      return {
+        kind: 'end',
+        error: cutError(error, ` The answer cannot be continued on another replica: ${why}.`),
+        failure: 'not_continuable',
+      };
     if (this.resumes >= this.policy.maxResumes) {
       const spent =
         this.resumes === 0
@@ -149,7 +159,8 @@ export class MidStreamFailover {
     }
     const maxTokens = this.request.sampling.maxTokens;
     const left = maxTokens === undefined ? undefined : maxTokens - this.usage.completionTokens;
-    if (left !== undefined && left <= 0) return { kind: 'finish', event: { type: 'done', finishReason: 'length', usage: this.usage } };
+    if (left !== undefined && left <= 0)
+      return { kind: 'finish', event: { type: 'done', finishReason: 'length', usage: this.usage } };
 
     this.resumes += 1;
     const timings = this.timings ?? NO_TIMINGS;
@@ -179,7 +190,8 @@ export class MidStreamFailover {
     const base = this.base!.usage;
     // An upstream that reports usage only at the end told nothing of the first prompt: the
     // continuation's prompt less the partial answer it carries is the nearest figure.
-    const promptTokens = base.promptTokens > 0 ? base.promptTokens : Math.max(0, own.promptTokens - base.completionTokens);
+    const promptTokens =
+      base.promptTokens > 0 ? base.promptTokens : Math.max(0, own.promptTokens - base.completionTokens);
     return {
       promptTokens,
       completionTokens: base.completionTokens + own.completionTokens,
@@ -206,7 +218,11 @@ export class MidStreamFailover {
  * may be the upstream's (request logs leave it out).
  */
 export function cutError(error: UpstreamError, why: string): UpstreamError {
-  return new UpstreamError(error.kind as EngineErrorKind, `${error.message}${why}`, { retryable: false, replicaFault: false, cause: error });
+  return new UpstreamError(error.kind as EngineErrorKind, `${error.message}${why}`, {
+    retryable: false,
+    replicaFault: false,
+    cause: error,
+  });
 }
 
 /** Whether the answer follows a response format (JSON, a schema): a grammar restarted mid-answer would break it. */

@@ -7,7 +7,10 @@ const system = (content: string): ChatMessage => ({ role: 'system', content });
 const assistant = (content: string): ChatMessage => ({ role: 'assistant', content });
 const lookup: ToolDefinition = { name: 'lookup', description: 'Finds a record.', parameters: { type: 'object' } };
 const conversation = (...later: ChatMessage[]) =>
-  generationRequest({ messages: [system('You are a careful assistant.'), userMessage('Summarise this report: ...'), ...later], tools: [lookup] });
+  generationRequest({
+    messages: [system('You are a careful assistant.'), userMessage('Summarise this report: ...'), ...later],
+    tools: [lookup],
+  });
 
 describe('the prefix-affinity key', () => {
   it('is the same for every turn of one conversation', () => {
@@ -15,7 +18,12 @@ describe('the prefix-affinity key', () => {
     expect(prefixAffinityPosition(conversation(assistant('Here it is.'), userMessage('Shorter, please.')))).toBe(first);
     expect(
       prefixAffinityPosition(
-        conversation(assistant('Here it is.'), userMessage('Shorter.'), assistant('Done.'), userMessage('Now in French.')),
+        conversation(
+          assistant('Here it is.'),
+          userMessage('Shorter.'),
+          assistant('Done.'),
+          userMessage('Now in French.'),
+        ),
       ),
     ).toBe(first);
   });
@@ -23,9 +31,18 @@ describe('the prefix-affinity key', () => {
   it('tells conversations apart by their system prompt, their tools or their first user turn', () => {
     const base = prefixAffinityPosition(conversation());
     const variants = [
-      generationRequest({ messages: [system('You are terse.'), userMessage('Summarise this report: ...')], tools: [lookup] }),
-      generationRequest({ messages: [system('You are a careful assistant.'), userMessage('Summarise this report: ...')], tools: [] }),
-      generationRequest({ messages: [system('You are a careful assistant.'), userMessage('Translate this: ...')], tools: [lookup] }),
+      generationRequest({
+        messages: [system('You are terse.'), userMessage('Summarise this report: ...')],
+        tools: [lookup],
+      }),
+      generationRequest({
+        messages: [system('You are a careful assistant.'), userMessage('Summarise this report: ...')],
+        tools: [],
+      }),
+      generationRequest({
+        messages: [system('You are a careful assistant.'), userMessage('Translate this: ...')],
+        tools: [lookup],
+      }),
       generationRequest({ messages: [userMessage('Summarise this report: ...')], tools: [lookup] }),
     ];
     const positions = variants.map((request) => prefixAffinityPosition(request));
@@ -37,10 +54,22 @@ describe('the prefix-affinity key', () => {
     const ask = (text: string) => generationRequest({ messages: [system(long), userMessage(text)] });
     const text = prefixAffinityText(ask('first conversation'));
     expect(text.length).toBeLessThanOrEqual(PREFIX_KEY_LIMITS.leadChars + PREFIX_KEY_LIMITS.firstTurnChars + 1);
-    expect(prefixAffinityPosition(ask('first conversation'))).not.toBe(prefixAffinityPosition(ask('second conversation')));
+    expect(prefixAffinityPosition(ask('first conversation'))).not.toBe(
+      prefixAffinityPosition(ask('second conversation')),
+    );
     // What lies past the budget does not change the key (an image's data URL, a long document).
     const image = (data: string) =>
-      generationRequest({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x'.repeat(3000) }, { type: 'image', url: `data:image/png;base64,${data}` }] }] });
+      generationRequest({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x'.repeat(3000) },
+              { type: 'image', url: `data:image/png;base64,${data}` },
+            ],
+          },
+        ],
+      });
     expect(prefixAffinityPosition(image('AAAA'))).toBe(prefixAffinityPosition(image('BBBB')));
   });
 

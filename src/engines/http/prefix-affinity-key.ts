@@ -48,7 +48,9 @@ export function prefixAffinityPosition(request: GenerationRequest, limits?: Pref
 function renderedPieces(message: ChatMessage): string[] {
   switch (message.role) {
     case 'user':
-      return message.content.flatMap((part) => (part.type === 'text' ? [part.text, '\n'] : ['<image>', part.url, '\n']));
+      return message.content.flatMap((part) =>
+        part.type === 'text' ? [part.text, '\n'] : ['<image>', part.url, '\n'],
+      );
     case 'assistant':
       return [message.content, ...(message.toolCalls ?? []).flatMap((call) => [`<call:${call.name}>`, call.arguments])];
     case 'system':

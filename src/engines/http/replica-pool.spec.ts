@@ -28,7 +28,12 @@ describe('ReplicaPool', () => {
   it('rotates between equally loaded replicas, so sequential traffic spreads', () => {
     const { replicas } = pool();
     expect([1, 2, 3, 4, 5, 6].map(() => urlOf(replicas.pick()))).toEqual([
-      '10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.1', '10.0.0.2', '10.0.0.3',
+      '10.0.0.1',
+      '10.0.0.2',
+      '10.0.0.3',
+      '10.0.0.1',
+      '10.0.0.2',
+      '10.0.0.3',
     ]);
   });
 
@@ -103,7 +108,11 @@ describe('ReplicaPool', () => {
 
 describe('replica labels', () => {
   it('never show credentials written into an upstream URL', () => {
-    const pool = new ReplicaPool(['http://user:secret@10.0.0.5:8000/v1', 'http://10.0.0.6:8000/v1'], { maxFailures: 3, baseMs: 1000, maxMs: 60_000 });
+    const pool = new ReplicaPool(['http://user:secret@10.0.0.5:8000/v1', 'http://10.0.0.6:8000/v1'], {
+      maxFailures: 3,
+      baseMs: 1000,
+      maxMs: 60_000,
+    });
     expect(pool.states().map((state) => state.url)).toEqual(['http://10.0.0.5:8000/v1', 'http://10.0.0.6:8000/v1']);
   });
 });

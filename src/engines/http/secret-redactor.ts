@@ -12,7 +12,16 @@ const MIN_SECRET_LENGTH = 4;
 const MIN_BASE64_CORE_LENGTH = 6;
 
 /** JSON's two-character escapes, for the characters that have one. */
-const JSON_SHORT_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\\\', '/': '/', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
+const JSON_SHORT_ESCAPES: Record<string, string> = {
+  '"': '"',
+  '\\': '\\\\',
+  '/': '/',
+  '\b': 'b',
+  '\f': 'f',
+  '\n': 'n',
+  '\r': 'r',
+  '\t': 't',
+};
 
 /**
  * A redactor for the values Gantry sends upstream (its key, its configured header values, URL
@@ -52,7 +61,9 @@ function characterSpellings(character: string): string[] {
   if (short !== undefined) spellings.push(`\\\\+${escapeRegExp(short)}`);
   const units = Array.from({ length: character.length }, (_, index) => character.charCodeAt(index));
   spellings.push(units.map((unit) => `\\\\+u${anyCaseHex(unit.toString(16).padStart(4, '0'))}`).join(''));
-  spellings.push([...Buffer.from(character, 'utf8')].map((byte) => `%${anyCaseHex(byte.toString(16).padStart(2, '0'))}`).join(''));
+  spellings.push(
+    [...Buffer.from(character, 'utf8')].map((byte) => `%${anyCaseHex(byte.toString(16).padStart(2, '0'))}`).join(''),
+  );
   if (character === ' ') spellings.push('\\+');
   return spellings;
 }
@@ -65,7 +76,9 @@ function base64Cores(value: string): string[] {
   const bytes = Buffer.from(value, 'utf8');
   const cores = new Set<string>();
   for (let offset = 0; offset < 3; offset += 1) {
-    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64').replace(/=+$/, '');
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes])
+      .toString('base64')
+      .replace(/=+$/, '');
     // Character i carries bits [6i, 6i + 6): only those wholly within the value's bits are its own.
     const first = Math.ceil((offset * 8) / 6);
     const last = Math.floor(((offset + bytes.length) * 8) / 6) - 1;

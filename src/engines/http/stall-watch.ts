@@ -6,7 +6,11 @@ import { asyncScheduler, Observable, type MonoTypeOperatorFunction, type Schedul
  * timeout. One timer per silence, not one per value: each value only notes its time, and the
  * timer, when it fires early, waits out the rest of the window from the latest value.
  */
-export function stallWatch<T>(timeoutMs: number, stalled: () => Error, scheduler: SchedulerLike = asyncScheduler): MonoTypeOperatorFunction<T> {
+export function stallWatch<T>(
+  timeoutMs: number,
+  stalled: () => Error,
+  scheduler: SchedulerLike = asyncScheduler,
+): MonoTypeOperatorFunction<T> {
   return (source) =>
     new Observable<T>((subscriber) => {
       let lastAt = 0;

@@ -15,7 +15,9 @@ describe('toUpstreamChatRequest', () => {
       messages: [{ role: 'user', content: 'Hello there world' }],
     });
     expect(JSON.parse(JSON.stringify(body))).not.toHaveProperty('tools');
-    expect(toUpstreamChatRequest(generationRequest(), { ...options, continuousUsage: false }).stream_options).toEqual({ include_usage: true });
+    expect(toUpstreamChatRequest(generationRequest(), { ...options, continuousUsage: false }).stream_options).toEqual({
+      include_usage: true,
+    });
   });
 
   it('asks for one JSON answer, without stream_options (vLLM refuses them), for a whole answer', () => {
@@ -28,15 +30,32 @@ describe('toUpstreamChatRequest', () => {
     const body = toUpstreamChatRequest(
       generationRequest({
         sampling: {
-          maxTokens: 64, temperature: 0.2, topP: 0.9, topK: 40, seed: 7, stop: ['END'], frequencyPenalty: 0.1, presencePenalty: 0.3,
+          maxTokens: 64,
+          temperature: 0.2,
+          topP: 0.9,
+          topK: 40,
+          seed: 7,
+          stop: ['END'],
+          frequencyPenalty: 0.1,
+          presencePenalty: 0.3,
           responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true },
         },
       }),
       options,
     );
     expect(body).toMatchObject({
-      max_tokens: 64, temperature: 0.2, top_p: 0.9, top_k: 40, seed: 7, stop: ['END'], frequency_penalty: 0.1, presence_penalty: 0.3,
-      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+      max_tokens: 64,
+      temperature: 0.2,
+      top_p: 0.9,
+      top_k: 40,
+      seed: 7,
+      stop: ['END'],
+      frequency_penalty: 0.1,
+      presence_penalty: 0.3,
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'answer', schema: { type: 'object' }, strict: true },
+      },
     });
     const bare = JSON.parse(JSON.stringify(toUpstreamChatRequest(generationRequest(), options)));
     expect(Object.keys(bare).sort()).toEqual(['messages', 'model', 'stream', 'stream_options']);
@@ -47,8 +66,19 @@ describe('toUpstreamChatRequest', () => {
       generationRequest({
         messages: [
           { role: 'system', content: 'be brief' },
-          { role: 'user', content: [{ type: 'text', text: 'what is here?' }, { type: 'image', url: 'data:image/png;base64,AAAA' }] },
-          { role: 'assistant', content: '', reasoning: 'hidden', toolCalls: [{ id: 'call_1', name: 'look', arguments: '{}' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'what is here?' },
+              { type: 'image', url: 'data:image/png;base64,AAAA' },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: '',
+            reasoning: 'hidden',
+            toolCalls: [{ id: 'call_1', name: 'look', arguments: '{}' }],
+          },
           { role: 'tool', toolCallId: 'call_1', content: 'a cat' },
           userMessage('thanks'),
         ],
@@ -60,8 +90,18 @@ describe('toUpstreamChatRequest', () => {
     );
     expect(body.messages).toEqual([
       { role: 'system', content: 'be brief' },
-      { role: 'user', content: [{ type: 'text', text: 'what is here?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'look', arguments: '{}' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is here?' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'look', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: 'a cat' },
       { role: 'user', content: 'thanks' },
     ]);
@@ -77,11 +117,18 @@ describe('toUpstreamChatRequest', () => {
   it('tells the upstream not to reason only when configured and the client did not ask for reasoning', () => {
     const hinted = { ...options, disableReasoningWith: noThinking };
     expect(toUpstreamChatRequest(generationRequest({ reasoningOutput: 'hide' }), hinted)).toMatchObject(noThinking);
-    expect(toUpstreamChatRequest(generationRequest({ reasoning: { enabled: false } }), hinted)).toMatchObject(noThinking);
-    for (const asked of [generationRequest(), generationRequest({ reasoningOutput: 'show', reasoning: { enabled: true, budgetTokens: 1024 } })]) {
+    expect(toUpstreamChatRequest(generationRequest({ reasoning: { enabled: false } }), hinted)).toMatchObject(
+      noThinking,
+    );
+    for (const asked of [
+      generationRequest(),
+      generationRequest({ reasoningOutput: 'show', reasoning: { enabled: true, budgetTokens: 1024 } }),
+    ]) {
       expect(toUpstreamChatRequest(asked, hinted)).not.toHaveProperty('chat_template_kwargs');
     }
-    expect(toUpstreamChatRequest(generationRequest({ reasoningOutput: 'hide' }), options)).not.toHaveProperty('chat_template_kwargs');
+    expect(toUpstreamChatRequest(generationRequest({ reasoningOutput: 'hide' }), options)).not.toHaveProperty(
+      'chat_template_kwargs',
+    );
   });
 
   it('writes no field outside GANTRY_UPSTREAM_FIELDS (the ones a configured hint may not name)', () => {
@@ -89,7 +136,14 @@ describe('toUpstreamChatRequest', () => {
       generationRequest({
         tools: [{ name: 'look' }],
         sampling: {
-          maxTokens: 1, temperature: 1, topP: 1, topK: 1, seed: 1, stop: ['x'], frequencyPenalty: 0, presencePenalty: 0,
+          maxTokens: 1,
+          temperature: 1,
+          topP: 1,
+          topK: 1,
+          seed: 1,
+          stop: ['x'],
+          frequencyPenalty: 0,
+          presencePenalty: 0,
           responseFormat: { type: 'json_object' },
         },
       }),

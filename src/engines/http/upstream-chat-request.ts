@@ -1,4 +1,10 @@
-import { reasoningUnwanted, type ChatMessage, type GenerationRequest, type ResponseFormat, type ToolChoice } from '../../engine/generation-request.js';
+import {
+  reasoningUnwanted,
+  type ChatMessage,
+  type GenerationRequest,
+  type ResponseFormat,
+  type ToolChoice,
+} from '../../engine/generation-request.js';
 
 /** How this fleet wants its requests: the name it knows the model by, and its usage support. */
 export interface UpstreamRequestOptions {
@@ -18,7 +24,10 @@ export interface UpstreamRequestOptions {
  * (vLLM's has been both true and false, llama.cpp's is false); a whole (non-streaming) answer carries its usage anyway. Fields left unset by the client are omitted, so the upstream's own
  * defaults (generation_config) apply.
  */
-export function toUpstreamChatRequest(request: GenerationRequest, options: UpstreamRequestOptions): Record<string, unknown> {
+export function toUpstreamChatRequest(
+  request: GenerationRequest,
+  options: UpstreamRequestOptions,
+): Record<string, unknown> {
   const { sampling } = request;
   const body: Record<string, unknown> = {
     model: options.upstreamModel,
@@ -59,7 +68,11 @@ export function toUpstreamChatRequest(request: GenerationRequest, options: Upstr
  * `continue_final_message` with `add_generation_prompt: false`; llama.cpp's server continues a
  * final assistant message by itself), asking only for the tokens the answer has left.
  */
-export function toUpstreamContinuation(body: Record<string, unknown>, partial: string, maxTokens: number | undefined): Record<string, unknown> {
+export function toUpstreamContinuation(
+  body: Record<string, unknown>,
+  partial: string,
+  maxTokens: number | undefined,
+): Record<string, unknown> {
   return {
     ...body,
     messages: [...(body.messages as unknown[]), { role: 'assistant', content: partial }],
@@ -75,11 +88,14 @@ function toUpstreamMessage(message: ChatMessage): Record<string, unknown> {
       return { role: 'system', content: message.content };
     case 'user': {
       const onlyText = message.content.every((part) => part.type === 'text');
-      if (onlyText) return { role: 'user', content: message.content.map((part) => (part as { text: string }).text).join('\n') };
+      if (onlyText)
+        return { role: 'user', content: message.content.map((part) => (part as { text: string }).text).join('\n') };
       return {
         role: 'user',
         content: message.content.map((part) =>
-          part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: part.url } },
+          part.type === 'text'
+            ? { type: 'text', text: part.text }
+            : { type: 'image_url', image_url: { url: part.url } },
         ),
       };
     }

@@ -69,7 +69,11 @@ export class UpstreamConnection {
         {
           path: this.chatPath,
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: whole ? 'application/json' : 'text/event-stream', ...headers },
+          headers: {
+            'content-type': 'application/json',
+            accept: whole ? 'application/json' : 'text/event-stream',
+            ...headers,
+          },
           body,
           headersTimeout: this.timeouts.headersTimeoutMs,
           bodyTimeout: this.timeouts.bodyTimeoutMs,
@@ -91,7 +95,8 @@ export class UpstreamConnection {
       const index = (this.probeStart + offset) % this.probePaths.length;
       const path = this.probePaths[index];
       const status = await this.probe(path, timeoutMs);
-      if (typeof status === 'string') return { state: 'failing', detail: [...answers, `GET ${path}: ${status}`].join(', ') };
+      if (typeof status === 'string')
+        return { state: 'failing', detail: [...answers, `GET ${path}: ${status}`].join(', ') };
       answers.push(`GET ${path} answered ${status}`);
       const verdict = judgeProbeStatus(status);
       if (verdict === 'inconclusive') continue;

@@ -8,17 +8,34 @@ const WORDINGS: Array<{ pattern: RegExp; prompt: number; context: number }> = [
   // vLLM: "... maximum context length is 4096 tokens and your request has 4000 input tokens ..."
   { pattern: /maximum context length is (\d+) tokens and your request has (\d+) input tokens/i, context: 1, prompt: 2 },
   // vLLM: "This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens. ..."
-  { pattern: /maximum context length is (\d+) tokens\. However, your request has (\d+) input tokens/i, context: 1, prompt: 2 },
+  {
+    pattern: /maximum context length is (\d+) tokens\. However, your request has (\d+) input tokens/i,
+    context: 1,
+    prompt: 2,
+  },
   // vLLM: "... maximum context length is 4096 tokens. However, you requested 5120 tokens (4608 in the messages, 512 in the completion)."
-  { pattern: /maximum context length is (\d+) tokens\. However, you requested \d+ tokens \((\d+) in the messages/i, context: 1, prompt: 2 },
+  {
+    pattern: /maximum context length is (\d+) tokens\. However, you requested \d+ tokens \((\d+) in the messages/i,
+    context: 1,
+    prompt: 2,
+  },
   // vLLM, OpenAI: "... maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens."
-  { pattern: /maximum context length is (\d+) tokens\. However, (?:your messages resulted in|you requested) (\d+) tokens/i, context: 1, prompt: 2 },
+  {
+    pattern:
+      /maximum context length is (\d+) tokens\. However, (?:your messages resulted in|you requested) (\d+) tokens/i,
+    context: 1,
+    prompt: 2,
+  },
   // vLLM: "The decoder prompt (length 5000) is longer than the maximum model length of 4096."
   { pattern: /prompt \(length (\d+)\) is longer than the maximum model length of (\d+)/i, prompt: 1, context: 2 },
   // vLLM: "Input prompt (5000 tokens) is too long and exceeds limit of 4096"
   { pattern: /prompt \((\d+) tokens\) is too long and exceeds limit of (\d+)/i, prompt: 1, context: 2 },
   // SGLang: "The input (5000 tokens) is longer than the model's context length (4096 tokens)."
-  { pattern: /input \((\d+) tokens\) is longer than the model's context length \((\d+) tokens\)/i, prompt: 1, context: 2 },
+  {
+    pattern: /input \((\d+) tokens\) is longer than the model's context length \((\d+) tokens\)/i,
+    prompt: 1,
+    context: 2,
+  },
   // llama.cpp: "request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it"
   { pattern: /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/i, prompt: 1, context: 2 },
 ];
@@ -42,7 +59,8 @@ export function upstreamContextLengthError(status: number, bodyText: string): Co
   if (error.type === 'exceed_context_size_error') {
     return new ContextLengthError(integerOr(error.n_prompt_tokens), integerOr(error.n_ctx));
   }
-  const message = typeof error.message === 'string' ? error.message : typeof error.detail === 'string' ? error.detail : bodyText;
+  const message =
+    typeof error.message === 'string' ? error.message : typeof error.detail === 'string' ? error.detail : bodyText;
   for (const wording of WORDINGS) {
     const match = wording.pattern.exec(message);
     if (match) return new ContextLengthError(Number(match[wording.prompt]), Number(match[wording.context]));

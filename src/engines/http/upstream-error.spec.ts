@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { secretRedactor } from './secret-redactor.js';
-import { upstreamFrameError, upstreamProtocolError, upstreamStallError, upstreamStatusError, upstreamTransportError } from './upstream-error.js';
+import {
+  upstreamFrameError,
+  upstreamProtocolError,
+  upstreamStallError,
+  upstreamStatusError,
+  upstreamTransportError,
+} from './upstream-error.js';
 
 const body = (message: string) => JSON.stringify({ error: { message, type: 'Error', code: 0 } });
 const redact = secretRedactor(['sk-upstream-secret']);
@@ -19,11 +25,23 @@ describe('upstreamStatusError', () => {
   });
 
   it('names the status only for anything else', () => {
-    expect(upstreamStatusError(401, body('bad key sk-upstream-secret'), redact)).toMatchObject({ kind: 'upstream', message: 'The upstream answered 401 Unauthorized.' });
+    expect(upstreamStatusError(401, body('bad key sk-upstream-secret'), redact)).toMatchObject({
+      kind: 'upstream',
+      message: 'The upstream answered 401 Unauthorized.',
+    });
     expect(upstreamStatusError(403, 'denied', redact).message).toBe('The upstream answered 403 Forbidden.');
-    expect(upstreamStatusError(404, '<html>Not Found: /proxy/v1/chat</html>', redact).message).toBe('The upstream answered 404 Not Found.');
-    expect(upstreamStatusError(500, body('could not run "the prompt"'), redact)).toMatchObject({ message: 'The upstream answered 500 Internal Server Error.', retryable: true, replicaFault: true });
-    expect(upstreamStatusError(429, body('slow down'), redact)).toMatchObject({ kind: 'overloaded', message: 'The upstream answered 429 Too Many Requests.' });
+    expect(upstreamStatusError(404, '<html>Not Found: /proxy/v1/chat</html>', redact).message).toBe(
+      'The upstream answered 404 Not Found.',
+    );
+    expect(upstreamStatusError(500, body('could not run "the prompt"'), redact)).toMatchObject({
+      message: 'The upstream answered 500 Internal Server Error.',
+      retryable: true,
+      replicaFault: true,
+    });
+    expect(upstreamStatusError(429, body('slow down'), redact)).toMatchObject({
+      kind: 'overloaded',
+      message: 'The upstream answered 429 Too Many Requests.',
+    });
     expect(upstreamStatusError(599, '', redact).message).toBe('The upstream answered 599.');
     expect(upstreamStatusError(400, '', redact).message).toBe('The upstream answered 400 Bad Request.');
   });
@@ -36,7 +54,8 @@ describe('upstreamStatusError', () => {
 });
 
 describe('what cut an answer, for mid-stream failover', () => {
-  const transport = (code: string) => upstreamTransportError(Object.assign(new Error(code), { code }), { headersTimeoutMs: 100, bodyTimeoutMs: 100 });
+  const transport = (code: string) =>
+    upstreamTransportError(Object.assign(new Error(code), { code }), { headersTimeoutMs: 100, bodyTimeoutMs: 100 });
 
   it('names the failures another replica may continue after', () => {
     expect(transport('UND_ERR_SOCKET').cut).toBe('reset');
@@ -56,6 +75,12 @@ describe('what cut an answer, for mid-stream failover', () => {
     expect(upstreamStatusError(401, '').cut).toBeUndefined();
     expect(upstreamFrameError({ error: { message: 'too long', code: 400 } }).cut).toBeUndefined();
     // A whole answer slower than headersTimeoutMs: a long generation, not a broken replica.
-    expect(upstreamTransportError(Object.assign(new Error(), { code: 'UND_ERR_HEADERS_TIMEOUT' }), { headersTimeoutMs: 1, bodyTimeoutMs: 1 }, true).cut).toBeUndefined();
+    expect(
+      upstreamTransportError(
+        Object.assign(new Error(), { code: 'UND_ERR_HEADERS_TIMEOUT' }),
+        { headersTimeoutMs: 1, bodyTimeoutMs: 1 },
+        true,
+      ).cut,
+    ).toBeUndefined();
   });
 });

@@ -41,7 +41,9 @@ const MAX_MESSAGE_LENGTH = 500;
 export function upstreamStatusError(status: number, bodyText: string, redact: Redact = keepText): UpstreamError {
   const detail = messageOfBody(bodyText, redact);
   const message =
-    detail && isClientOwn(status, detail) ? `The upstream answered ${status}: ${detail}` : `The upstream answered ${statusName(status)}.`;
+    detail && isClientOwn(status, detail)
+      ? `The upstream answered ${status}: ${detail}`
+      : `The upstream answered ${statusName(status)}.`;
   const retryable = status === 408 || status === 429 || (status >= 500 && status !== 501);
   return new UpstreamError(kindOfStatus(status), message, {
     retryable,
@@ -60,7 +62,10 @@ export function upstreamFrameError(
   payload: { error?: unknown; message?: unknown; code?: unknown; error_type?: unknown },
   redact: Redact = keepText,
 ): UpstreamError {
-  const nested = typeof payload.error === 'object' && payload.error !== null ? (payload.error as Record<string, unknown>) : undefined;
+  const nested =
+    typeof payload.error === 'object' && payload.error !== null
+      ? (payload.error as Record<string, unknown>)
+      : undefined;
   const text = nested?.message ?? (typeof payload.error === 'string' ? payload.error : payload.message);
   const status = frameStatus(nested?.code ?? payload.code, nested?.type ?? payload.error_type);
   const detail = typeof text === 'string' ? clip(redact(text.trim())) : '';
@@ -83,11 +88,15 @@ export function upstreamProtocolError(message: string, cause?: unknown, cut: Cut
 
 /** Silence past `stallTimeoutMs` once the upstream's answer began. */
 export function upstreamStallError(stallTimeoutMs: number): UpstreamError {
-  return new UpstreamError('timeout', `The upstream sent nothing for ${stallTimeoutMs} ms in the middle of its answer (stallTimeoutMs).`, {
-    retryable: true,
-    replicaFault: true,
-    cut: 'stall',
-  });
+  return new UpstreamError(
+    'timeout',
+    `The upstream sent nothing for ${stallTimeoutMs} ms in the middle of its answer (stallTimeoutMs).`,
+    {
+      retryable: true,
+      replicaFault: true,
+      cut: 'stall',
+    },
+  );
 }
 
 /**
@@ -104,25 +113,48 @@ export function upstreamTransportError(
   const code = String((error as { code?: unknown })?.code ?? '');
   switch (code) {
     case 'ECONNREFUSED':
-      return new UpstreamError('upstream', 'The upstream refused the connection.', { retryable: true, replicaFault: true, cut: 'reset', cause: error });
+      return new UpstreamError('upstream', 'The upstream refused the connection.', {
+        retryable: true,
+        replicaFault: true,
+        cut: 'reset',
+        cause: error,
+      });
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return new UpstreamError('upstream', 'The upstream did not accept the connection in time.', { retryable: true, replicaFault: true, cut: 'reset', cause: error });
+      return new UpstreamError('upstream', 'The upstream did not accept the connection in time.', {
+        retryable: true,
+        replicaFault: true,
+        cut: 'reset',
+        cause: error,
+      });
     case 'UND_ERR_HEADERS_TIMEOUT':
       if (whole) {
-        return new UpstreamError('timeout', `The upstream did not finish the answer within ${timeouts.headersTimeoutMs} ms (headersTimeoutMs).`, {
-          retryable: false,
-          replicaFault: false,
-          cause: error,
-        });
+        return new UpstreamError(
+          'timeout',
+          `The upstream did not finish the answer within ${timeouts.headersTimeoutMs} ms (headersTimeoutMs).`,
+          {
+            retryable: false,
+            replicaFault: false,
+            cause: error,
+          },
+        );
       }
-      return new UpstreamError('timeout', `The upstream sent no response headers within ${timeouts.headersTimeoutMs} ms.`, {
+      return new UpstreamError(
+        'timeout',
+        `The upstream sent no response headers within ${timeouts.headersTimeoutMs} ms.`,
+        {
+          retryable: false,
+          replicaFault: true,
+          cut: 'stall',
+          cause: error,
+        },
+      );
+    case 'UND_ERR_BODY_TIMEOUT':
+      return new UpstreamError('timeout', `The upstream sent nothing for ${timeouts.bodyTimeoutMs} ms.`, {
         retryable: false,
         replicaFault: true,
         cut: 'stall',
         cause: error,
       });
-    case 'UND_ERR_BODY_TIMEOUT':
-      return new UpstreamError('timeout', `The upstream sent nothing for ${timeouts.bodyTimeoutMs} ms.`, { retryable: false, replicaFault: true, cut: 'stall', cause: error });
     case 'UND_ERR_SOCKET':
     case 'ECONNRESET':
     case 'EPIPE':
@@ -133,12 +165,16 @@ export function upstreamTransportError(
         cause: error,
       });
     default:
-      return new UpstreamError('upstream', `The upstream could not be reached (${code || (error as Error)?.message || 'unknown error'}).`, {
-        retryable: true,
-        replicaFault: true,
-        cut: 'reset',
-        cause: error,
-      });
+      return new UpstreamError(
+        'upstream',
+        `The upstream could not be reached (${code || (error as Error)?.message || 'unknown error'}).`,
+        {
+          retryable: true,
+          replicaFault: true,
+          cut: 'reset',
+          cause: error,
+        },
+      );
   }
 }
 

@@ -68,7 +68,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     else {
       const body = this.errorBody + this.decoder.end();
       // A prompt over the context is the client's to fix, in its own API's words (no upstream text).
-      this.subscriber.error(upstreamContextLengthError(this.status, body) ?? upstreamStatusError(this.status, body, this.redact));
+      this.subscriber.error(
+        upstreamContextLengthError(this.status, body) ?? upstreamStatusError(this.status, body, this.redact),
+      );
     }
   }
 

@@ -28,9 +28,20 @@ async function upstream(routes: Record<string, Route>): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 }
 
-const json = (response: ServerResponse, body: unknown) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-const target = (baseUrl: string | undefined, timeoutMs?: number) => ({ baseUrl, upstreamModel: 'org/model', headers: { authorization: 'Bearer sk-up' }, timeoutMs });
-const request = generationRequest({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: [{ type: 'text', text: 'Hello there general Kenobi' }] }] });
+const json = (response: ServerResponse, body: unknown) =>
+  response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+const target = (baseUrl: string | undefined, timeoutMs?: number) => ({
+  baseUrl,
+  upstreamModel: 'org/model',
+  headers: { authorization: 'Bearer sk-up' },
+  timeoutMs,
+});
+const request = generationRequest({
+  messages: [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: [{ type: 'text', text: 'Hello there general Kenobi' }] },
+  ],
+});
 const estimate = estimatePromptTokens(request);
 
 afterEach(async () => {
@@ -43,19 +54,35 @@ afterEach(async () => {
 
 describe('countUpstreamPromptTokens', () => {
   it('asks a vLLM-style /tokenize with the chat messages, the upstream’s model name and the headers', async () => {
-    const url = await upstream({ '/tokenize': (_body, response) => json(response, { count: 17, max_model_len: 4096, tokens: [] }) });
+    const url = await upstream({
+      '/tokenize': (_body, response) => json(response, { count: 17, max_model_len: 4096, tokens: [] }),
+    });
     expect(await countUpstreamPromptTokens(request, target(url))).toBe(17);
     expect(seen[0]).toEqual({
       path: '/tokenize',
       authorization: 'Bearer sk-up',
-      body: { model: 'org/model', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello there general Kenobi' }], add_generation_prompt: true },
+      body: {
+        model: 'org/model',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hello there general Kenobi' },
+        ],
+        add_generation_prompt: true,
+      },
     });
   });
 
   it('renders then tokenizes on a llama.cpp server, whose /tokenize wants text', async () => {
     const url = await upstream({
-      '/tokenize': (body, response) => json(response, { tokens: typeof body.content === 'string' ? body.content.split(' ').map((_: string, index: number) => index) : [] }),
-      '/apply-template': (body, response) => json(response, { prompt: `<s> ${body.messages.map((message: { content: string }) => message.content).join(' ')} </s>` }),
+      '/tokenize': (body, response) =>
+        json(response, {
+          tokens:
+            typeof body.content === 'string' ? body.content.split(' ').map((_: string, index: number) => index) : [],
+        }),
+      '/apply-template': (body, response) =>
+        json(response, {
+          prompt: `<s> ${body.messages.map((message: { content: string }) => message.content).join(' ')} </s>`,
+        }),
     });
     // "<s> Be brief. Hello there general Kenobi </s>": 8 pieces.
     expect(await countUpstreamPromptTokens(request, target(url))).toBe(8);
@@ -75,7 +102,9 @@ describe('countUpstreamPromptTokens', () => {
   });
 
   it('estimates within its time budget when the tokenizer is slow', async () => {
-    const url = await upstream({ '/tokenize': (_body, response) => setTimeout(() => json(response, { count: 1 }), 2000).unref() });
+    const url = await upstream({
+      '/tokenize': (_body, response) => setTimeout(() => json(response, { count: 1 }), 2000).unref(),
+    });
     const started = performance.now();
     expect(await countUpstreamPromptTokens(request, target(url, 100))).toBe(estimate);
     expect(performance.now() - started).toBeLessThan(1000);

@@ -51,7 +51,11 @@ export async function countUpstreamPromptTokens(request: GenerationRequest, targ
       body: JSON.stringify(body),
       signal,
     });
-  const chat = toUpstreamChatRequest(request, { upstreamModel: target.upstreamModel, continuousUsage: false, whole: true });
+  const chat = toUpstreamChatRequest(request, {
+    upstreamModel: target.upstreamModel,
+    continuousUsage: false,
+    whole: true,
+  });
   const prompt = { messages: chat.messages, ...(chat.tools ? { tools: chat.tools } : {}) };
   try {
     if (kind !== 'llama.cpp') {

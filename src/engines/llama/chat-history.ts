@@ -22,7 +22,9 @@ export function toChatHistory(request: GenerationRequest): ChatHistoryItem[] {
         break;
       case 'user':
         if (message.content.some((part) => part.type === 'image')) {
-          throw new EngineError('invalid_request', 'This model takes text only; image parts are not supported.', { param: 'messages' });
+          throw new EngineError('invalid_request', 'This model takes text only; image parts are not supported.', {
+            param: 'messages',
+          });
         }
         history.push({ type: 'user', text: textOf(message) });
         break;
@@ -64,10 +66,16 @@ export function toChatFunctions(request: GenerationRequest): ChatModelFunctions 
 
 function modelResponse(message: AssistantMessage, callsById: Map<string, ChatModelFunctionCall>): ChatModelResponse {
   const response: ChatModelResponse['response'] = [];
-  if (message.reasoning) response.push({ type: 'segment', segmentType: 'thought', text: message.reasoning, ended: true });
+  if (message.reasoning)
+    response.push({ type: 'segment', segmentType: 'thought', text: message.reasoning, ended: true });
   if (message.content) response.push(message.content);
   for (const toolCall of message.toolCalls ?? []) {
-    const call: ChatModelFunctionCall = { type: 'functionCall', name: toolCall.name, params: parseArguments(toolCall.arguments), result: '' };
+    const call: ChatModelFunctionCall = {
+      type: 'functionCall',
+      name: toolCall.name,
+      params: parseArguments(toolCall.arguments),
+      result: '',
+    };
     callsById.set(toolCall.id, call);
     response.push(call);
   }

@@ -1,4 +1,11 @@
-import { LlamaText, SpecialToken, SpecialTokensText, type ChatWrapper, type Token, type Tokenizer } from 'node-llama-cpp';
+import {
+  LlamaText,
+  SpecialToken,
+  SpecialTokensText,
+  type ChatWrapper,
+  type Token,
+  type Tokenizer,
+} from 'node-llama-cpp';
 import { reasoningUnwanted, type GenerationRequest } from '../../engine/generation-request.js';
 import { toChatFunctions, toChatHistory } from './chat-history.js';
 
@@ -25,7 +32,12 @@ const OPEN_THOUGHT = /<think>\s*$/;
  * With `disableReasoning` (the model's `disableReasoning`) and a request that did not ask for
  * reasoning, the answer starts after an empty, closed thought: an open one is closed.
  */
-export function renderChatPrompt(wrapper: ChatWrapper, tokenizer: Tokenizer, request: GenerationRequest, disableReasoning = false): ChatPrompt {
+export function renderChatPrompt(
+  wrapper: ChatWrapper,
+  tokenizer: Tokenizer,
+  request: GenerationRequest,
+  disableReasoning = false,
+): ChatPrompt {
   const functions = toChatFunctions(request);
   const state = wrapper.generateContextState({
     chatHistory: toChatHistory(request),

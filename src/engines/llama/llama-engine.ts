@@ -36,8 +36,10 @@ export class LlamaEngine extends InferenceEngine {
     private readonly loaded: LoadedLlamaModel,
   ) {
     super();
-    this.pool = new SequencePool(loaded.sequences, (sequence, prompt) =>
-      sequence.compareContextTokens(prompt as LlamaContextSequence['contextTokens']).firstDifferentIndex,
+    this.pool = new SequencePool(
+      loaded.sequences,
+      (sequence, prompt) =>
+        sequence.compareContextTokens(prompt as LlamaContextSequence['contextTokens']).firstDifferentIndex,
     );
   }
 
@@ -80,7 +82,8 @@ export class LlamaEngine extends InferenceEngine {
 
   /** Exact: the prompt as the model's template renders it, tokenized by the model's tokenizer. */
   override async countPromptTokens(request: GenerationRequest): Promise<number> {
-    return renderChatPrompt(this.loaded.chatWrapper, this.loaded.model.tokenizer, request, this.config.disableReasoning).tokens.length;
+    return renderChatPrompt(this.loaded.chatWrapper, this.loaded.model.tokenizer, request, this.config.disableReasoning)
+      .tokens.length;
   }
 
   generate(request: GenerationRequest): Observable<EngineEvent> {
@@ -89,7 +92,12 @@ export class LlamaEngine extends InferenceEngine {
         subscriber.error(new EngineError('overloaded', `Model '${this.config.name}' is shutting down.`));
         return;
       }
-      const deps = { loaded: this.loaded, pool: this.pool, counters: this.counters, disableReasoning: this.config.disableReasoning };
+      const deps = {
+        loaded: this.loaded,
+        pool: this.pool,
+        counters: this.counters,
+        disableReasoning: this.config.disableReasoning,
+      };
       const generation = new LlamaGeneration(deps, request, subscriber);
       this.generations.add(generation);
       const run = generation.run().finally(() => {

@@ -82,9 +82,13 @@ export class LlamaGeneration {
       prompt = renderChatPrompt(chatWrapper, model.tokenizer, this.request, this.deps.disableReasoning);
     } catch (error) {
       if (error instanceof EngineError) throw error;
-      throw new EngineError('invalid_request', `The model's chat template cannot render this conversation: ${(error as Error).message}`);
+      throw new EngineError(
+        'invalid_request',
+        `The model's chat template cannot render this conversation: ${(error as Error).message}`,
+      );
     }
-    if (prompt.tokens.length >= context.contextSize) throw new ContextLengthError(prompt.tokens.length, context.contextSize);
+    if (prompt.tokens.length >= context.contextSize)
+      throw new ContextLengthError(prompt.tokens.length, context.contextSize);
     return prompt;
   }
 
@@ -96,10 +100,16 @@ export class LlamaGeneration {
     if (sequence.nextTokenIndex > cached) {
       await sequence.eraseContextTokenRanges([{ start: cached, end: sequence.nextTokenIndex }]);
     }
-    const maxTokens = Math.min(this.request.sampling.maxTokens ?? Number.POSITIVE_INFINITY, sequence.contextSize - tokens.length);
+    const maxTokens = Math.min(
+      this.request.sampling.maxTokens ?? Number.POSITIVE_INFINITY,
+      sequence.contextSize - tokens.length,
+    );
     const generated: Token[] = [];
     const options = await toEvaluateOptions(this.request.sampling, generated, this.deps.loaded);
-    const decoder = new TokenTextDecoder<Token>((pending, previous) => model.detokenize(pending, false, previous), tokens);
+    const decoder = new TokenTextDecoder<Token>(
+      (pending, previous) => model.detokenize(pending, false, previous),
+      tokens,
+    );
     const parser = new RawOutputParser({
       stops: this.request.sampling.stop,
       hiddenStops: prompt.hiddenStops,
@@ -132,8 +142,10 @@ export class LlamaGeneration {
         // A stop string ends the output; the parsers released what they held in this same step.
         return this.finish(parser, step.stop.requested ? step.stop.sequence : undefined);
       }
-      if (!this.request.parallelToolCalls && parser.toolCallCount > 0) return this.finish(parser, undefined, this.release(parser, decoder));
-      if (this.meter.completion >= maxTokens) return this.finish(parser, undefined, this.release(parser, decoder), 'length');
+      if (!this.request.parallelToolCalls && parser.toolCallCount > 0)
+        return this.finish(parser, undefined, this.release(parser, decoder));
+      if (this.meter.completion >= maxTokens)
+        return this.finish(parser, undefined, this.release(parser, decoder), 'length');
     }
     if (!this.abort.signal.aborted) this.finish(parser, undefined, this.release(parser, decoder));
   }
@@ -163,7 +175,12 @@ export class LlamaGeneration {
   }
 
   /** Sends the last deltas and `done`; the finish reason is `tool_calls` when calls were made. */
-  private finish(parser: RawOutputParser, stopSequence?: string, tail: OutputDelta[] = [], reason?: FinishReason): void {
+  private finish(
+    parser: RawOutputParser,
+    stopSequence?: string,
+    tail: OutputDelta[] = [],
+    reason?: FinishReason,
+  ): void {
     for (const delta of tail) this.emit(delta);
     const finishReason = reason ?? (parser.toolCallCount > 0 ? 'tool_calls' : 'stop');
     this.emit({ type: 'done', finishReason, stopSequence, usage: this.meter.usage() });
@@ -177,5 +194,7 @@ export class LlamaGeneration {
 
 function toEngineError(error: unknown): EngineError {
   if (error instanceof EngineError) return error;
-  return new EngineError('internal', `The llama engine failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+  return new EngineError('internal', `The llama engine failed: ${(error as Error)?.message ?? String(error)}`, {
+    cause: error,
+  });
 }

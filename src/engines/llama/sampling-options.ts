@@ -1,4 +1,11 @@
-import { LlamaGrammarEvaluationState, type GbnfJsonSchema, type Llama, type LlamaModel, type SequenceEvaluateOptions, type Token } from 'node-llama-cpp';
+import {
+  LlamaGrammarEvaluationState,
+  type GbnfJsonSchema,
+  type Llama,
+  type LlamaModel,
+  type SequenceEvaluateOptions,
+  type Token,
+} from 'node-llama-cpp';
 import { EngineError } from '../../engine/engine-error.js';
 import type { SamplingParams } from '../../engine/generation-request.js';
 
@@ -51,8 +58,12 @@ async function grammarFor(
         : await llama.createGrammarForJsonSchema(format.schema as unknown as Readonly<JsonSchemaObject>);
     return new LlamaGrammarEvaluationState({ model, grammar });
   } catch (error) {
-    throw new EngineError('invalid_request', `response_format: this JSON schema cannot be enforced (${(error as Error).message}).`, {
-      param: 'response_format',
-    });
+    throw new EngineError(
+      'invalid_request',
+      `response_format: this JSON schema cannot be enforced (${(error as Error).message}).`,
+      {
+        param: 'response_format',
+      },
+    );
   }
 }

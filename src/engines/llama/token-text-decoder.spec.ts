@@ -22,10 +22,13 @@ describe('TokenTextDecoder', () => {
 
   it('gives the detokenizer the previous tokens, starting with the prompt, for spacing', () => {
     const seen: number[][] = [];
-    const decoder = new TokenTextDecoder<number>((pending, previous) => {
-      seen.push([...previous]);
-      return bytes(pending);
-    }, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const decoder = new TokenTextDecoder<number>(
+      (pending, previous) => {
+        seen.push([...previous]);
+        return bytes(pending);
+      },
+      [1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
     decoder.push(0x61);
     decoder.push(0x62);
     expect(seen).toEqual([

@@ -69,7 +69,10 @@ describe('StubEngine', () => {
     const result = run({ prefillMs: 1000, tokenIntervalMs: 30 }, generationRequest());
     const acks = result.events.filter(({ event }) => event.type === 'ack');
     expect(acks.map(({ at }) => at)).toEqual([1000]);
-    expect(acks[0].event).toMatchObject({ usage: { promptTokens: 3, completionTokens: 0 }, timings: { prompt_n: 3, predicted_n: 0 } });
+    expect(acks[0].event).toMatchObject({
+      usage: { promptTokens: 3, completionTokens: 0 },
+      timings: { prompt_n: 3, predicted_n: 0 },
+    });
     const texts = result.events.filter(({ event }) => event.type === 'text');
     expect(texts.map(({ at }) => at)).toEqual([1030, 1060, 1090]);
     expect(texts.map(({ event }) => countersOf(event)?.usage.completionTokens)).toEqual([1, 2, 3]);
@@ -77,7 +80,10 @@ describe('StubEngine', () => {
   });
 
   it('sends the counters of a token whose text a stop string holds back as an ack', () => {
-    const result = run({}, generationRequest({ messages: [userMessage('one two three four')], sampling: { stop: ['o th'] } }));
+    const result = run(
+      {},
+      generationRequest({ messages: [userMessage('one two three four')], sampling: { stop: ['o th'] } }),
+    );
     expect(result.events.map(({ event }) => event.type)).toEqual(['accepted', 'ack', 'text', 'text', 'ack', 'done']);
     expect(result.events[4].event).toMatchObject({ type: 'ack', usage: { completionTokens: 3 } });
   });
@@ -92,7 +98,10 @@ describe('StubEngine', () => {
 
   it('tells its acceptance at once, before prefill, with the prompt’s count', () => {
     const result = run({ prefillMs: 100 }, generationRequest({ messages: [userMessage('one two three')] }));
-    expect(result.events[0]).toEqual({ at: 0, event: { type: 'accepted', usage: { promptTokens: 3, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 } } });
+    expect(result.events[0]).toEqual({
+      at: 0,
+      event: { type: 'accepted', usage: { promptTokens: 3, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 } },
+    });
     expect(result.events[1]).toMatchObject({ at: 100, event: { type: 'ack' } });
   });
 
@@ -136,7 +145,11 @@ describe('StubEngine', () => {
     const request = generationRequest({
       messages: [
         userMessage('{"city":"Paris"}'),
-        { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+        },
         { role: 'tool', toolCallId: 'call_1', content: 'sunny, 21 C' },
       ],
       tools: [{ name: 'get_weather' }],

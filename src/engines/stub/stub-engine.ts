@@ -126,7 +126,10 @@ class StubRun {
       if (this.subscriber.closed) return;
       if (this.config.failAfterTokens !== undefined && this.completionTokens >= this.config.failAfterTokens) {
         this.subscriber.error(
-          new EngineError(this.config.failWith, `The stub engine failed after ${this.completionTokens} tokens, as configured.`),
+          new EngineError(
+            this.config.failWith,
+            `The stub engine failed after ${this.completionTokens} tokens, as configured.`,
+          ),
         );
         return;
       }
@@ -150,11 +153,21 @@ class StubRun {
         this.subscriber.next({ type: 'reasoning', text: step.text, usage, timings });
         return false;
       case 'tool':
-        this.subscriber.next({ type: 'tool_call', index: step.index, id: step.id, name: step.name, arguments: step.arguments, usage, timings });
+        this.subscriber.next({
+          type: 'tool_call',
+          index: step.index,
+          id: step.id,
+          name: step.name,
+          arguments: step.arguments,
+          usage,
+          timings,
+        });
         return false;
       case 'text': {
         const { emit, stop } = this.matcher.push(step.text);
-        this.subscriber.next(emit.length > 0 ? { type: 'text', text: emit, usage, timings } : { type: 'ack', usage, timings });
+        this.subscriber.next(
+          emit.length > 0 ? { type: 'text', text: emit, usage, timings } : { type: 'ack', usage, timings },
+        );
         if (stop === undefined) return false;
         this.finish('stop', stop);
         return true;

@@ -7,7 +7,8 @@ export type StubStep =
   | { kind: 'text'; text: string }
   | { kind: 'tool'; index: number; id?: string; name?: string; arguments: string };
 
-export const EMPTY_PROMPT_ANSWER = 'This is the Gantry stub engine: send some text and it will be echoed back word by word.';
+export const EMPTY_PROMPT_ANSWER =
+  'This is the Gantry stub engine: send some text and it will be echoed back word by word.';
 
 const ARGUMENT_FRAGMENTS = 4;
 
@@ -18,7 +19,11 @@ const ARGUMENT_FRAGMENTS = 4;
  *   user message is a JSON object (one call) or an array of objects (one call each);
  * - after tool results, their contents; otherwise the last user message (a fixed sentence when empty).
  */
-export function planStubSteps(request: GenerationRequest, reasoning: string | undefined, callPrefix: string): StubStep[] {
+export function planStubSteps(
+  request: GenerationRequest,
+  reasoning: string | undefined,
+  callPrefix: string,
+): StubStep[] {
   const steps: StubStep[] = [];
   // Loops, not push(...spread): a prompt of 200,000 words would overflow the call stack.
   if (reasoning !== undefined) for (const text of words(reasoning)) steps.push({ kind: 'reasoning', text });

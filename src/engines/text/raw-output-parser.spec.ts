@@ -14,7 +14,14 @@ function run(pieces: string[], options: Partial<RawOutputParserOptions> = {}) {
 
 describe('RawOutputParser', () => {
   it('splits reasoning, answer and a tool call from one token stream', () => {
-    const pieces = ['<think>', 'look it up', '</think>', 'Checking.', '<tool_', 'call>{"name":"f","arguments":{"x":1}}</tool_call>'];
+    const pieces = [
+      '<think>',
+      'look it up',
+      '</think>',
+      'Checking.',
+      '<tool_',
+      'call>{"name":"f","arguments":{"x":1}}</tool_call>',
+    ];
     expect(run(pieces).deltas).toEqual([
       { type: 'reasoning', text: 'look it up' },
       { type: 'text', text: 'Checking.' },

@@ -56,7 +56,10 @@ export class RawOutputParser {
     const { emit, stop } = this.stops.push(text);
     const deltas = this.split(this.reasoning.push(emit));
     if (stop === undefined) return { deltas };
-    return { deltas: merge([...deltas, ...this.finishParsers()]), stop: { sequence: stop, requested: this.requestedStops.has(stop) } };
+    return {
+      deltas: merge([...deltas, ...this.finishParsers()]),
+      stop: { sequence: stop, requested: this.requestedStops.has(stop) },
+    };
   }
 
   /** The output ended without a stop string: everything held back is released. */

@@ -5,7 +5,11 @@ function split(pieces: string[], options?: ReasoningTagOptions) {
   const parser = new ReasoningTagParser(options);
   const perPiece = pieces.map((piece) => parser.push(piece));
   const all = [...perPiece.flat(), ...parser.flush()];
-  const join = (type: string) => all.filter((piece) => piece.type === type).map((piece) => piece.text).join('');
+  const join = (type: string) =>
+    all
+      .filter((piece) => piece.type === type)
+      .map((piece) => piece.text)
+      .join('');
   return { reasoning: join('reasoning'), text: join('text'), perPiece, all };
 }
 
@@ -36,7 +40,10 @@ describe('ReasoningTagParser', () => {
   });
 
   it('starts inside the reasoning when the prompt opened the tag', () => {
-    expect(split(['plan', '</think>', 'answer'], { startInside: true })).toMatchObject({ reasoning: 'plan', text: 'answer' });
+    expect(split(['plan', '</think>', 'answer'], { startInside: true })).toMatchObject({
+      reasoning: 'plan',
+      text: 'answer',
+    });
   });
 
   it('keeps an unclosed reasoning as reasoning at the end', () => {

@@ -33,18 +33,25 @@ describe('ToolCallTagParser', () => {
     const second = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>';
     const result = parse(['Let me check.\n', CALL, '\n', second, '\n']);
     expect(result.text).toBe('Let me check.');
-    expect(result.calls.map((call) => [call.type === 'tool_call' && call.index, call.type === 'tool_call' && call.name])).toEqual([
+    expect(
+      result.calls.map((call) => [call.type === 'tool_call' && call.index, call.type === 'tool_call' && call.name]),
+    ).toEqual([
       [0, 'get_weather'],
       [1, 'get_time'],
     ]);
   });
 
   it('gives a body that is not a call back as text, tags included', () => {
-    expect(parse(['<tool_call>not json</tool_call> ok'])).toMatchObject({ text: '<tool_call>not json</tool_call> ok', calls: [] });
+    expect(parse(['<tool_call>not json</tool_call> ok'])).toMatchObject({
+      text: '<tool_call>not json</tool_call> ok',
+      calls: [],
+    });
   });
 
   it('accepts an unclosed call at the end of the output when its JSON is complete', () => {
-    expect(parse(['<tool_call>{"name": "f", "arguments": "{\\"a\\":1}"}']).calls).toMatchObject([{ name: 'f', arguments: '{"a":1}' }]);
+    expect(parse(['<tool_call>{"name": "f", "arguments": "{\\"a\\":1}"}']).calls).toMatchObject([
+      { name: 'f', arguments: '{"a":1}' },
+    ]);
   });
 
   it('holds back a possible opening tag, then releases it when it is not one', () => {

@@ -39,7 +39,10 @@ export class ProtocolExceptionFilter implements ExceptionFilter {
     if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
     const error = this.toGatewayError(exception, request, reply);
     const rendered = renderError(error, dialectOfPath(request.url));
-    void reply.status(this.statusOf(exception) ?? rendered.status).headers(rendered.headers).send(rendered.body);
+    void reply
+      .status(this.statusOf(exception) ?? rendered.status)
+      .headers(rendered.headers)
+      .send(rendered.body);
   }
 
   /** An HttpException's own status where no failure kind stands for it (a plugin guard's 451, say). */
@@ -69,14 +72,18 @@ export class ProtocolExceptionFilter implements ExceptionFilter {
     const allowed = METHODS.filter((method) => request.server.hasRoute({ url: path, method }));
     if (allowed.length > 0) {
       void reply.header('allow', allowed.join(', '));
-      return new GatewayError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`);
+      return new GatewayError(
+        'method_not_allowed',
+        `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}.`,
+      );
     }
     return new GatewayError('not_found', `No route for ${request.method} ${path}.`, { code: 'unknown_url' });
   }
 
   private clientMessage(exception: HttpException, status: number): string {
     if (status === 413) return 'The request body is larger than this gateway accepts.';
-    if (status === 400 && /JSON/i.test(exception.message)) return `The request body is not valid JSON: ${exception.message}`;
+    if (status === 400 && /JSON/i.test(exception.message))
+      return `The request body is not valid JSON: ${exception.message}`;
     if (status === 415) return 'The request body must be JSON (content-type: application/json).';
     return exception.message;
   }

@@ -15,7 +15,12 @@ export class CountTokensController {
 
   @Post('count_tokens')
   @HttpCode(200)
-  async countTokens(@Body() body: CountTokensRequestDto, @Req() request: FastifyRequest): Promise<{ input_tokens: number }> {
-    return { input_tokens: await this.generations.countPromptTokens(decodePrompt(body), undefined, this.callers.of(request)) };
+  async countTokens(
+    @Body() body: CountTokensRequestDto,
+    @Req() request: FastifyRequest,
+  ): Promise<{ input_tokens: number }> {
+    return {
+      input_tokens: await this.generations.countPromptTokens(decodePrompt(body), undefined, this.callers.of(request)),
+    };
   }
 }

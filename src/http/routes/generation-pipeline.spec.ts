@@ -10,12 +10,23 @@ import { GenerationHook, type GenerationOutcome, type ObservedRequest } from '..
 import type { GenerationTelemetry } from '../../observability/generation-telemetry.js';
 import type { RequestGuard } from '../../routing/request-guard.js';
 import { ProtocolExceptionFilter } from '../errors/protocol-exception.filter.js';
-import { type ErrorAnswer, type GenerationExchange, generationHandler, type GenerationPlugins, type GenerationRoute } from './generation-pipeline.js';
+import {
+  type ErrorAnswer,
+  type GenerationExchange,
+  generationHandler,
+  type GenerationPlugins,
+  type GenerationRoute,
+} from './generation-pipeline.js';
 
 /** What ran, in order: guards, hooks, the handler and the error answer append to it. */
 let log: string[] = [];
 /** What the handler and the hooks were given, for identity checks. */
-let seen: { observed?: string[]; body?: unknown; exchange?: GenerationExchange; started?: { telemetry: GenerationTelemetry; request: ObservedRequest } } = {};
+let seen: {
+  observed?: string[];
+  body?: unknown;
+  exchange?: GenerationExchange;
+  started?: { telemetry: GenerationTelemetry; request: ObservedRequest };
+} = {};
 
 class EchoDto {
   @IsString()
@@ -60,10 +71,13 @@ class RecordingHook extends GenerationHook {
   }
   protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
     log.push(`${this.name}:${event.type === 'text' ? `text:${event.text}` : event.type}`);
-    (seen.observed ??= []).push(`${this.name}:${event.type}:${telemetry.outputEvents}:${telemetry.finishReason ?? '-'}`);
+    (seen.observed ??= []).push(
+      `${this.name}:${event.type}:${telemetry.outputEvents}:${telemetry.finishReason ?? '-'}`,
+    );
   }
   protected override onEnd(_telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
-    const error = outcome.kind === 'failed' || outcome.kind === 'rejected' ? `:${(outcome.error as Error).message}` : '';
+    const error =
+      outcome.kind === 'failed' || outcome.kind === 'rejected' ? `:${(outcome.error as Error).message}` : '';
     log.push(`${this.name}:end:${outcome.kind}${error}`);
   }
 }
@@ -113,7 +127,19 @@ const ROUTES: GenerationRoute[] = [
 ];
 
 /** Hooks that ran for a valid `{ text: 'hi' }` once the guards let it in, outer hook first. */
-const SERVED_HI = ['outer:start', 'inner:start', 'handler:EchoDto:hi', 'outer:accepted', 'inner:accepted', 'inner:text:hi', 'outer:text:hi', 'inner:done', 'outer:done', 'inner:end:completed', 'outer:end:completed'];
+const SERVED_HI = [
+  'outer:start',
+  'inner:start',
+  'handler:EchoDto:hi',
+  'outer:accepted',
+  'inner:accepted',
+  'inner:text:hi',
+  'outer:text:hi',
+  'inner:done',
+  'outer:done',
+  'inner:end:completed',
+  'outer:end:completed',
+];
 
 describe('the generation pipeline (generationHandler)', () => {
   let fastify: FastifyInstance;
@@ -167,7 +193,9 @@ describe('the generation pipeline (generationHandler)', () => {
   it('validates only what the guards let in: a refused request with a bad body gets the guard’s refusal, and no hook sees it', async () => {
     const outcome = await post({ text: 42 }, { 'x-guard-first': 'throw' });
     expect(outcome.status).toBe(401);
-    expect(outcome.body).toEqual({ error: { type: 'authentication_error', message: 'Refused by first.', param: null, code: null } });
+    expect(outcome.body).toEqual({
+      error: { type: 'authentication_error', message: 'Refused by first.', param: null, code: null },
+    });
     expect(log).toEqual(['guard:first', 'answer:Refused by first.']);
   });
 
@@ -193,10 +221,16 @@ describe('the generation pipeline (generationHandler)', () => {
     for (const verdict of ['false', 'promise-false', 'thenable-false']) {
       log = [];
       const chat = await post({ text: 'hi' }, { 'x-guard-first': verdict });
-      expect(chat).toMatchObject({ status: 403, body: { error: { type: 'permission_error', message: 'Forbidden resource' } } });
+      expect(chat).toMatchObject({
+        status: 403,
+        body: { error: { type: 'permission_error', message: 'Forbidden resource' } },
+      });
       expect(log).toEqual(['guard:first', 'answer:Forbidden resource']);
       const messages = await post({ text: 'hi' }, { 'x-guard-second': verdict }, '/v1/messages');
-      expect(messages).toMatchObject({ status: 403, body: { type: 'error', error: { type: 'permission_error', message: 'Forbidden resource' } } });
+      expect(messages).toMatchObject({
+        status: 403,
+        body: { type: 'error', error: { type: 'permission_error', message: 'Forbidden resource' } },
+      });
     }
   });
 
@@ -205,25 +239,45 @@ describe('the generation pipeline (generationHandler)', () => {
     expect(served.status).toBe(200);
     expect(log).toEqual(['guard:first', 'guard:second', ...SERVED_HI]);
     log = [];
-    const limited = await post({ text: 'hi' }, { 'x-guard-first': 'promise', 'x-guard-second': 'reject' }, '/v1/messages');
-    expect(limited).toMatchObject({ status: 429, body: { type: 'error', error: { type: 'rate_limit_error', message: 'Limited by second.' } } });
+    const limited = await post(
+      { text: 'hi' },
+      { 'x-guard-first': 'promise', 'x-guard-second': 'reject' },
+      '/v1/messages',
+    );
+    expect(limited).toMatchObject({
+      status: 429,
+      body: { type: 'error', error: { type: 'rate_limit_error', message: 'Limited by second.' } },
+    });
     expect(log).toEqual(['guard:first', 'guard:second', 'answer:Limited by second.']);
   });
 
   it('gives a handler that throws, or fails before acceptance, to the hooks as a rejection, then to the answer', async () => {
     const thrown = await post({ text: 'throw' });
     expect(thrown).toMatchObject({ status: 400, body: { error: { message: 'The decoder refused it.' } } });
-    expect(log.slice(-3)).toEqual(['inner:end:rejected:The decoder refused it.', 'outer:end:rejected:The decoder refused it.', 'answer:The decoder refused it.']);
+    expect(log.slice(-3)).toEqual([
+      'inner:end:rejected:The decoder refused it.',
+      'outer:end:rejected:The decoder refused it.',
+      'answer:The decoder refused it.',
+    ]);
     log = [];
     const unknown = await post({ text: 'unknown model' }, {}, '/v1/messages');
     expect(unknown).toMatchObject({ status: 404, body: { type: 'error', error: { type: 'not_found_error' } } });
-    expect(log.slice(-3)).toEqual(['inner:end:rejected:No such model.', 'outer:end:rejected:No such model.', 'answer:No such model.']);
+    expect(log.slice(-3)).toEqual([
+      'inner:end:rejected:No such model.',
+      'outer:end:rejected:No such model.',
+      'answer:No such model.',
+    ]);
   });
 
   it('ends a request that fails after acceptance as failed, and one that completes without finishing as client_closed', async () => {
     const failed = await post({ text: 'late failure' });
     expect(failed).toMatchObject({ status: 503, body: { error: { message: 'Engine down.' } } });
-    expect(log.slice(-4)).toEqual(['outer:text:late failure', 'inner:end:failed:Engine down.', 'outer:end:failed:Engine down.', 'answer:Engine down.']);
+    expect(log.slice(-4)).toEqual([
+      'outer:text:late failure',
+      'inner:end:failed:Engine down.',
+      'outer:end:failed:Engine down.',
+      'answer:Engine down.',
+    ]);
     log = [];
     // Nothing answers it: the handler's stream completed as a responder's does when the client leaves.
     void fastify.inject({ method: 'POST', url: '/v1/chat/completions', payload: { text: 'hang-up' } });
@@ -235,7 +289,10 @@ describe('the generation pipeline (generationHandler)', () => {
     for (const url of ['/v1/chat/completions', '/v1/messages']) {
       const broken = await post({ text: 'break' }, {}, url);
       expect(broken.status).toBe(500);
-      const error = { type: url === '/v1/messages' ? 'api_error' : 'server_error', message: 'The gateway failed to serve this request.' };
+      const error = {
+        type: url === '/v1/messages' ? 'api_error' : 'server_error',
+        message: 'The gateway failed to serve this request.',
+      };
       expect(broken.body).toMatchObject(url === '/v1/messages' ? { type: 'error', error } : { error });
     }
     expect((await post({ text: 'hi' })).status).toBe(200);

@@ -54,7 +54,10 @@ export interface GenerationPlugins {
  * stream beyond one object and the signal listener. The responder completes the handler's
  * observable when the client hangs up, which ends the request for the hooks.
  */
-export function generationHandler(route: GenerationRoute, plugins: GenerationPlugins): (request: FastifyRequest, reply: FastifyReply) => void {
+export function generationHandler(
+  route: GenerationRoute,
+  plugins: GenerationPlugins,
+): (request: FastifyRequest, reply: FastifyReply) => void {
   return (request, reply) => new GenerationCall(route, plugins, request, reply).guard();
 }
 
@@ -153,12 +156,19 @@ class GenerationCall implements GenerationExchange, Observer<EngineEvent> {
 }
 
 /** Runs the guards in order; synchronous while they are. As in Nest, any falsy verdict refuses. */
-function passGuards(guards: readonly RequestGuard[], request: FastifyRequest, reply: FastifyReply, from: number): boolean | Promise<boolean> {
+function passGuards(
+  guards: readonly RequestGuard[],
+  request: FastifyRequest,
+  reply: FastifyReply,
+  from: number,
+): boolean | Promise<boolean> {
   for (let index = from; index < guards.length; index += 1) {
     const verdict: unknown = guards[index].check(request, reply);
     if (verdict === true) continue;
     if (isThenable(verdict)) {
-      return Promise.resolve(verdict).then((allowed) => (allowed ? passGuards(guards, request, reply, index + 1) : false));
+      return Promise.resolve(verdict).then((allowed) =>
+        allowed ? passGuards(guards, request, reply, index + 1) : false,
+      );
     }
     if (!verdict) return false;
   }
@@ -176,6 +186,9 @@ function answerUnhandled(error: unknown, request: FastifyRequest, reply: Fastify
     if (!reply.raw.writableEnded) reply.raw.destroy();
     return;
   }
-  const rendered = renderError(new GatewayError('internal', 'The gateway failed to serve this request.'), dialectOfPath(request.url));
+  const rendered = renderError(
+    new GatewayError('internal', 'The gateway failed to serve this request.'),
+    dialectOfPath(request.url),
+  );
   void reply.status(rendered.status).headers(rendered.headers).send(rendered.body);
 }

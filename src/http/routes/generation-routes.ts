@@ -43,9 +43,21 @@ export class GenerationRoutes {
   ) {
     this.settings = { reasoningCipher };
     this.routes = [
-      route({ protocol: CHAT_PROTOCOL, body: ChatCompletionRequestDto, handle: (body, exchange) => this.serve(CHAT_PROTOCOL, body, exchange) }),
-      route({ protocol: RESPONSES_PROTOCOL, body: ResponsesRequestDto, handle: (body, exchange) => this.responses(body, exchange) }),
-      route({ protocol: MESSAGES_PROTOCOL, body: MessagesRequestDto, handle: (body, exchange) => this.serve(MESSAGES_PROTOCOL, body, exchange) }),
+      route({
+        protocol: CHAT_PROTOCOL,
+        body: ChatCompletionRequestDto,
+        handle: (body, exchange) => this.serve(CHAT_PROTOCOL, body, exchange),
+      }),
+      route({
+        protocol: RESPONSES_PROTOCOL,
+        body: ResponsesRequestDto,
+        handle: (body, exchange) => this.responses(body, exchange),
+      }),
+      route({
+        protocol: MESSAGES_PROTOCOL,
+        body: MessagesRequestDto,
+        handle: (body, exchange) => this.serve(MESSAGES_PROTOCOL, body, exchange),
+      }),
     ];
   }
 
@@ -62,7 +74,9 @@ export class GenerationRoutes {
       () => this.stored.prepare(request, scope),
       (prepared) => {
         const protocol = storedResponsesProtocol(prepared, this.stored);
-        return prepared.keeping.background ? this.runInBackground(protocol, prepared, request, exchange, settings) : this.serve(protocol, request, exchange, settings);
+        return prepared.keeping.background
+          ? this.runInBackground(protocol, prepared, request, exchange, settings)
+          : this.serve(protocol, request, exchange, settings);
       },
     );
   }
@@ -90,7 +104,13 @@ export class GenerationRoutes {
       let response: ResponseObject;
       try {
         // A background run always streams: its events go to the log, whoever follows them.
-        accepted = await this.generations.accept(protocol.decode(body, settings), { telemetry, stream: true, names: protocol.fieldNames(body), caller, background: true });
+        accepted = await this.generations.accept(protocol.decode(body, settings), {
+          telemetry,
+          stream: true,
+          names: protocol.fieldNames(body),
+          caller,
+          background: true,
+        });
         // A client already gone (it reset while a store answered) gets no run: nobody knows its id.
         if (reply.raw.destroyed) {
           accepted.abandon();
@@ -108,7 +128,14 @@ export class GenerationRoutes {
       }
       // The plain encoder: the run keeps each state itself (the kept descriptor's encoder would keep the end again).
       const encode = RESPONSES_PROTOCOL.encode(body, envelope, undefined);
-      const run = this.backgroundRuns.start({ response, events$: accepted.events$, encode, telemetry, scope: prepared.scope, onEnd: releaseSlot });
+      const run = this.backgroundRuns.start({
+        response,
+        events$: accepted.events$,
+        encode,
+        telemetry,
+        scope: prepared.scope,
+        onEnd: releaseSlot,
+      });
       await run.opened;
       return { response, run };
     };
@@ -146,8 +173,10 @@ export class GenerationRoutes {
       () => this.generations.accept(request, { telemetry, stream, names, caller }),
       (accepted) => {
         const identity = protocol.identify(body, settings);
-        if (!stream) return this.responder.json(reply, accepted, (result) => protocol.toBody(result, identity), protocol.dialect);
-        const open = (promptTokens: number | undefined) => this.responder.sse(reply, accepted, protocol.encode(body, identity, promptTokens));
+        if (!stream)
+          return this.responder.json(reply, accepted, (result) => protocol.toBody(result, identity), protocol.dialect);
+        const open = (promptTokens: number | undefined) =>
+          this.responder.sse(reply, accepted, protocol.encode(body, identity, promptTokens));
         if (!protocol.countsPromptTokens) return open(undefined);
         return afterPromise(() => this.generations.countPromptTokens(request, names, caller), open);
       },

@@ -26,7 +26,12 @@ class SomePipe {
 
 /** What globalEnhancers reads of an application whose plugin provides `guard` and a pipe. */
 async function applicationWith(guard: new () => CanActivate): Promise<[DiscoveryService, ApplicationConfig]> {
-  @Module({ providers: [{ provide: APP_GUARD, useClass: guard }, { provide: APP_PIPE, useClass: SomePipe }] })
+  @Module({
+    providers: [
+      { provide: APP_GUARD, useClass: guard },
+      { provide: APP_PIPE, useClass: SomePipe },
+    ],
+  })
   class PluginModule {}
   const moduleRef = await Test.createTestingModule({ imports: [DiscoveryModule, PluginModule] }).compile();
   return [moduleRef.get(DiscoveryService), moduleRef.get(ApplicationConfig)];
@@ -40,7 +45,11 @@ describe('globalEnhancers', () => {
   });
 
   it('refuses a request-scoped or transient APP_GUARD, naming it, rather than run one never constructed', async () => {
-    expect(globalEnhancers.bind(undefined, ...(await applicationWith(RequestScopedGuard)), [])).toThrow(/APP_GUARD RequestScopedGuard is request-scoped or transient/);
-    expect(globalEnhancers.bind(undefined, ...(await applicationWith(TransientGuard)), [])).toThrow(/APP_GUARD TransientGuard is request-scoped or transient/);
+    expect(globalEnhancers.bind(undefined, ...(await applicationWith(RequestScopedGuard)), [])).toThrow(
+      /APP_GUARD RequestScopedGuard is request-scoped or transient/,
+    );
+    expect(globalEnhancers.bind(undefined, ...(await applicationWith(TransientGuard)), [])).toThrow(
+      /APP_GUARD TransientGuard is request-scoped or transient/,
+    );
   });
 });

@@ -10,7 +10,11 @@ export interface GlobalEnhancers {
   unreachable: string[];
 }
 
-const TOKEN_OF_SUBTYPE: Record<string, string> = { pipe: 'APP_PIPE', filter: 'APP_FILTER', interceptor: 'APP_INTERCEPTOR' };
+const TOKEN_OF_SUBTYPE: Record<string, string> = {
+  pipe: 'APP_PIPE',
+  filter: 'APP_FILTER',
+  interceptor: 'APP_INTERCEPTOR',
+};
 
 /**
  * Sorts the application's global enhancers, found through Nest's DiscoveryService (each such
@@ -19,18 +23,25 @@ const TOKEN_OF_SUBTYPE: Record<string, string> = { pipe: 'APP_PIPE', filter: 'AP
  * named. `own` are Gantry's, which the routes already run (its guards, its exception filter). A
  * request-scoped or transient APP_GUARD is refused.
  */
-export function globalEnhancers(discovery: DiscoveryService, application: ApplicationConfig, own: readonly object[]): GlobalEnhancers {
+export function globalEnhancers(
+  discovery: DiscoveryService,
+  application: ApplicationConfig,
+  own: readonly object[],
+): GlobalEnhancers {
   // Nest keeps request-scoped and transient APP_GUARDs apart, made per request for its own routes:
   // the generation routes resolve theirs once, so such a guard would never run on them.
   const scoped = application.getGlobalRequestGuards().map((wrapper) => wrapper.metatype?.name ?? String(wrapper.token));
   if (scoped.length > 0) {
-    throw new Error(`APP_GUARD ${scoped.join(', ')} is request-scoped or transient: the generation routes resolve their guards once, so a guard must be a singleton.`);
+    throw new Error(
+      `APP_GUARD ${scoped.join(', ')} is request-scoped or transient: the generation routes resolve their guards once, so a guard must be a singleton.`,
+    );
   }
   const guards: CanActivate[] = [];
   const unreachable: string[] = [];
   for (const wrapper of discovery.getProviders()) {
     const instance: unknown = wrapper.instance;
-    if (wrapper.subtype === undefined || typeof instance !== 'object' || instance === null || own.includes(instance)) continue;
+    if (wrapper.subtype === undefined || typeof instance !== 'object' || instance === null || own.includes(instance))
+      continue;
     if (wrapper.subtype === 'guard') guards.push(instance as CanActivate);
     else if (!(wrapper.subtype === 'interceptor' && instance instanceof GenerationHook)) {
       unreachable.push(`${TOKEN_OF_SUBTYPE[wrapper.subtype] ?? wrapper.subtype} ${instance.constructor.name}`);

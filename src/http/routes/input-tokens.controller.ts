@@ -2,7 +2,10 @@ import { Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { Callers } from '../../auth/callers.js';
 import { GenerationService } from '../../generation/generation.service.js';
-import { decodeResponsesPrompt, type ResponsesPrompt } from '../../protocols/openai-responses/decode-responses-request.js';
+import {
+  decodeResponsesPrompt,
+  type ResponsesPrompt,
+} from '../../protocols/openai-responses/decode-responses-request.js';
 import { ReasoningCipher } from '../../protocols/openai-responses/reasoning-cipher.js';
 import { InputTokensRequestDto } from '../../protocols/openai-responses/responses-request.dto.js';
 import { RESPONSES_PROTOCOL } from '../../protocols/openai-responses/responses-protocol.js';
@@ -38,6 +41,9 @@ export class InputTokensController {
     // Reasoning sealed for one API key opens only for that key, as on the create route.
     const generation = decodeResponsesPrompt(prompt, this.cipher.forKey(scope.owner));
     const names = RESPONSES_PROTOCOL.fieldNames(prompt);
-    return { object: 'response.input_tokens', input_tokens: await this.generations.countPromptTokens(generation, names, this.callers.of(request)) };
+    return {
+      object: 'response.input_tokens',
+      input_tokens: await this.generations.countPromptTokens(generation, names, this.callers.of(request)),
+    };
   }
 }

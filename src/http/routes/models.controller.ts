@@ -2,7 +2,11 @@ import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestj
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Callers } from '../../auth/callers.js';
 import { ModelRegistry } from '../../models/model-registry.js';
-import { anthropicModelPage, toAnthropicModelInfo, type ModelPageQuery } from '../../protocols/anthropic-messages/model-list-page.js';
+import {
+  anthropicModelPage,
+  toAnthropicModelInfo,
+  type ModelPageQuery,
+} from '../../protocols/anthropic-messages/model-list-page.js';
 import { renderError, type ErrorDialect } from '../../protocols/errors/render-error.js';
 
 const STARTED_AT = Math.floor(Date.now() / 1000);

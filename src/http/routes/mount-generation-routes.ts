@@ -32,7 +32,10 @@ export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnrea
   const routes = app.get(GenerationRoutes).routes;
   for (const route of routes) {
     const plugins: GenerationPlugins = {
-      guards: [...gantryGuards, ...enhancers.guards.map((guard) => new NestGuardCheck(guard, GenerationRoutes, route.handle))],
+      guards: [
+        ...gantryGuards,
+        ...enhancers.guards.map((guard) => new NestGuardCheck(guard, GenerationRoutes, route.handle)),
+      ],
       hooks,
       errors,
     };

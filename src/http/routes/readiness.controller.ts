@@ -30,7 +30,11 @@ export class ReadinessController {
     const models = Object.fromEntries(
       this.registry.list().map(({ config, engine }) => [
         config.name,
-        { engine: config.engine, ready: engine.isReady(), ...(hasReadinessDetails(engine) ? engine.readinessDetails() : {}) },
+        {
+          engine: config.engine,
+          ready: engine.isReady(),
+          ...(hasReadinessDetails(engine) ? engine.readinessDetails() : {}),
+        },
       ]),
     );
     const states = Object.values(models);

@@ -6,7 +6,10 @@ import { SseWriter } from './sse-writer.js';
 /** The server side's writes to its socket, counted where they reach the stream (one per write, writev included). */
 function countWrites(socket: Socket): { count: number } {
   const counted = { count: 0 };
-  const stream = socket as unknown as { _write: (...args: unknown[]) => unknown; _writev?: (...args: unknown[]) => unknown };
+  const stream = socket as unknown as {
+    _write: (...args: unknown[]) => unknown;
+    _writev?: (...args: unknown[]) => unknown;
+  };
   const write = stream._write.bind(socket);
   stream._write = (...args) => ((counted.count += 1), write(...args));
   if (stream._writev) {
@@ -21,7 +24,9 @@ describe('SseWriter', () => {
   afterEach(() => server?.close());
 
   /** Serves one SSE response through `serve`, and reads it whole. */
-  async function exchange(serve: (response: ServerResponse) => { count: number }): Promise<{ body: string; writes: number }> {
+  async function exchange(
+    serve: (response: ServerResponse) => { count: number },
+  ): Promise<{ body: string; writes: number }> {
     let counted: { count: number } = { count: 0 };
     server = createServer((_request, response) => {
       counted = serve(response);

@@ -26,7 +26,9 @@ describe('StreamResponder', () => {
     let abandoned = 0;
     const abandon = () => (abandoned += 1);
 
-    const emitted = await lastValueFrom(responder.json(reply, { events$, telemetry, abandon }, () => ({}), 'openai').pipe(toArray()));
+    const emitted = await lastValueFrom(
+      responder.json(reply, { events$, telemetry, abandon }, () => ({}), 'openai').pipe(toArray()),
+    );
 
     expect(emitted).toEqual([]);
     expect(subscribed).toBe(0);
@@ -54,14 +56,24 @@ describe('StreamResponder', () => {
         return this;
       },
     } as unknown as FastifyReply;
-    const events$ = of<EngineEvent[]>({ type: 'text', text: 'hi' }, { type: 'done', finishReason: 'stop', usage: ZERO_USAGE });
+    const events$ = of<EngineEvent[]>(
+      { type: 'text', text: 'hi' },
+      { type: 'done', finishReason: 'stop', usage: ZERO_USAGE },
+    );
     const toBody = () => {
       throw new Error('cannot encode');
     };
 
-    const outcome = await lastValueFrom(responder.json(reply, { events$, telemetry: new GenerationTelemetry('chat'), abandon: () => undefined }, toBody, 'anthropic').pipe(toArray())).catch(
-      (error: Error) => error.message,
-    );
+    const outcome = await lastValueFrom(
+      responder
+        .json(
+          reply,
+          { events$, telemetry: new GenerationTelemetry('chat'), abandon: () => undefined },
+          toBody,
+          'anthropic',
+        )
+        .pipe(toArray()),
+    ).catch((error: Error) => error.message);
 
     expect(outcome).toBe('cannot encode');
     expect(sent).toHaveLength(1);
@@ -106,12 +118,21 @@ describe('StreamResponder', () => {
       const lifecycle = new LifecycleService(config);
       const responder = new StreamResponder(config, lifecycle);
       const { reply, raw, state } = fakeReply();
-      const encode = encodeChatStream({ id: 'chatcmpl-1', model: 'm', created: 1, includeUsage: false, continuousUsage: false, timings: false });
-      const outcome: { error?: unknown; completed: boolean } = { completed: false };
-      responder.sse(reply, { events$, telemetry: new GenerationTelemetry('chat'), abandon: () => undefined }, encode).subscribe({
-        error: (error: unknown) => (outcome.error = error),
-        complete: () => (outcome.completed = true),
+      const encode = encodeChatStream({
+        id: 'chatcmpl-1',
+        model: 'm',
+        created: 1,
+        includeUsage: false,
+        continuousUsage: false,
+        timings: false,
       });
+      const outcome: { error?: unknown; completed: boolean } = { completed: false };
+      responder
+        .sse(reply, { events$, telemetry: new GenerationTelemetry('chat'), abandon: () => undefined }, encode)
+        .subscribe({
+          error: (error: unknown) => (outcome.error = error),
+          complete: () => (outcome.completed = true),
+        });
       return { raw, state, outcome, lifecycle };
     }
     const turn = () => new Promise((resolve) => setImmediate(resolve));

@@ -148,13 +148,10 @@ export class StreamResponder {
           }
           // A body kept before it is sent (a stored response) comes as a promise.
           if (body instanceof Promise) {
-            body.then(
-              (made: unknown) => {
-                void reply.status(200).send(made);
-                subscriber.complete();
-              },
-              fail,
-            );
+            body.then((made: unknown) => {
+              void reply.status(200).send(made);
+              subscriber.complete();
+            }, fail);
             return;
           }
           void reply.status(200).send(body);
@@ -186,7 +183,10 @@ export class StreamResponder {
         if (!writer.isEnded) end();
       };
       response.on('close', onClose);
-      const source = this.config.keepalive.mode === 'comments' ? frames$.pipe(keepaliveComments(this.config.keepalive.intervalMs)) : frames$;
+      const source =
+        this.config.keepalive.mode === 'comments'
+          ? frames$.pipe(keepaliveComments(this.config.keepalive.intervalMs))
+          : frames$;
       const framesSubscription = source.subscribe({
         next: (frame) => writer.write(frame),
         error: () => {

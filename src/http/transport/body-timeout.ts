@@ -20,7 +20,9 @@ export function bodyTimeout(timeoutMs: number) {
         if (reply.raw.headersSent) return void socket.destroy();
         // Fastify must not answer this request again when its body read fails on the closed socket.
         reply.hijack();
-        const error = new GatewayError('invalid_request', `The request body did not arrive within ${timeoutMs} ms.`, { code: 'body_timeout' });
+        const error = new GatewayError('invalid_request', `The request body did not arrive within ${timeoutMs} ms.`, {
+          code: 'body_timeout',
+        });
         answerOnSocket(socket, 408, error, dialectOfPath(request.url));
       }, timeoutMs);
       const clear = () => clearTimeout(timer);

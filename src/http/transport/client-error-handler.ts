@@ -19,11 +19,26 @@ export function answerClientError(error: NodeClientError, socket: Socket): void 
   const dialect = dialectOfPath(requestTargetOf(error.rawPacket));
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return answerOnSocket(socket, 408, requestError('The request did not arrive in time.', 'request_timeout'), dialect);
+      return answerOnSocket(
+        socket,
+        408,
+        requestError('The request did not arrive in time.', 'request_timeout'),
+        dialect,
+      );
     case 'HPE_HEADER_OVERFLOW':
-      return answerOnSocket(socket, 431, requestError('The request headers are larger than this gateway accepts.', 'headers_too_large'), dialect);
+      return answerOnSocket(
+        socket,
+        431,
+        requestError('The request headers are larger than this gateway accepts.', 'headers_too_large'),
+        dialect,
+      );
     default:
-      return answerOnSocket(socket, 400, requestError(`The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}).`, 'bad_http_request'), dialect);
+      return answerOnSocket(
+        socket,
+        400,
+        requestError(`The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}).`, 'bad_http_request'),
+        dialect,
+      );
   }
 }
 

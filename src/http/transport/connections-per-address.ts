@@ -22,9 +22,13 @@ export function limitConnectionsPerAddress(server: Server, limit: number): void 
     const count = (open.get(address) ?? 0) + 1;
     if (count > limit) {
       refused.add(socket);
-      const error = new GatewayError('rate_limited', `Too many open connections from this address (at most ${limit}).`, {
-        code: 'too_many_connections',
-      });
+      const error = new GatewayError(
+        'rate_limited',
+        `Too many open connections from this address (at most ${limit}).`,
+        {
+          code: 'too_many_connections',
+        },
+      );
       return answerOnSocket(socket, 429, error, 'openai');
     }
     open.set(address, count);

@@ -10,7 +10,15 @@ import { dialectOfPath } from '../../protocols/generation-protocols.js';
  */
 export function answerFrameworkError(error: { code?: string }, url: string, reply: Pick<FastifyReply, 'code'>): void {
   const message =
-    error.code === 'FST_ERR_BAD_URL' ? 'The request path is not a valid URL (a malformed % escape).' : 'The request could not be routed.';
-  const rendered = renderError(new GatewayError('invalid_request', message, { code: 'invalid_url' }), dialectOfPath(url));
-  void reply.code(rendered.status).headers({ ...rendered.headers, connection: 'close' }).send(rendered.body);
+    error.code === 'FST_ERR_BAD_URL'
+      ? 'The request path is not a valid URL (a malformed % escape).'
+      : 'The request could not be routed.';
+  const rendered = renderError(
+    new GatewayError('invalid_request', message, { code: 'invalid_url' }),
+    dialectOfPath(url),
+  );
+  void reply
+    .code(rendered.status)
+    .headers({ ...rendered.headers, connection: 'close' })
+    .send(rendered.body);
 }

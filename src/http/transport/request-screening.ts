@@ -14,7 +14,10 @@ export function screenRequest(request: FastifyRequest, reply: FastifyReply, done
   const refusal = refusalOf(request.raw.rawHeaders, request.headers);
   if (refusal === undefined) return done();
   const rendered = renderError(refusal, dialectOfPath(request.url));
-  void reply.code(rendered.status).headers({ ...rendered.headers, connection: 'close' }).send(rendered.body);
+  void reply
+    .code(rendered.status)
+    .headers({ ...rendered.headers, connection: 'close' })
+    .send(rendered.body);
 }
 
 function refusalOf(rawHeaders: string[], headers: IncomingHttpHeaders): GatewayError | undefined {
@@ -22,12 +25,19 @@ function refusalOf(rawHeaders: string[], headers: IncomingHttpHeaders): GatewayE
   for (let index = 0; index < rawHeaders.length; index += 2) {
     if (rawHeaders[index].length === 4 && rawHeaders[index].toLowerCase() === 'host') hosts += 1;
   }
-  if (hosts > 1) return new GatewayError('invalid_request', 'The request has more than one Host header.', { code: 'duplicate_host_header' });
+  if (hosts > 1)
+    return new GatewayError('invalid_request', 'The request has more than one Host header.', {
+      code: 'duplicate_host_header',
+    });
   const encoding = headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity' && hasBody(headers)) {
-    return new GatewayError('unsupported_media_type', `Request bodies in Content-Encoding '${encoding}' are not accepted; send plain JSON.`, {
-      code: 'unsupported_content_encoding',
-    });
+    return new GatewayError(
+      'unsupported_media_type',
+      `Request bodies in Content-Encoding '${encoding}' are not accepted; send plain JSON.`,
+      {
+        code: 'unsupported_content_encoding',
+      },
+    );
   }
   return undefined;
 }

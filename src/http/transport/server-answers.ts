@@ -12,14 +12,22 @@ import { answerOnSocket } from './raw-error-response.js';
  */
 export function answerUnservedRequests(server: Server): void {
   server.on('connect', (_request: IncomingMessage, socket: Socket) => {
-    const error = new GatewayError('method_not_allowed', 'CONNECT is not supported: Gantry is not a forward proxy.', { code: 'method_not_allowed' });
+    const error = new GatewayError('method_not_allowed', 'CONNECT is not supported: Gantry is not a forward proxy.', {
+      code: 'method_not_allowed',
+    });
     answerOnSocket(socket, 405, error, 'openai');
   });
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
-    const error = new GatewayError('invalid_request', `Expect: ${request.headers.expect} is not supported.`, { code: 'expectation_failed' });
+    const error = new GatewayError('invalid_request', `Expect: ${request.headers.expect} is not supported.`, {
+      code: 'expectation_failed',
+    });
     const rendered = renderError(error, dialectOfPath(request.url ?? ''));
     const body = JSON.stringify(rendered.body);
-    response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
     response.end(body);
   });
 }

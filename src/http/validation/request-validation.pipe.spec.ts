@@ -30,28 +30,50 @@ describe('RequestValidationPipe', () => {
     expect(error).toMatchObject({ kind: 'invalid_request', param: 'model' });
     expect((error as Error).message).toMatch(/model/);
     expect((error as Error).message).toMatch(/messages/);
-    for (const body of [null, [], 'text', 3]) expect(refusal(body)).toMatchObject({ kind: 'invalid_request', message: 'The request body must be a JSON object.' });
+    for (const body of [null, [], 'text', 3])
+      expect(refusal(body)).toMatchObject({
+        kind: 'invalid_request',
+        message: 'The request body must be a JSON object.',
+      });
   });
 
   it('names one problem for a field of the wrong kind, not its range, length or nesting too', () => {
     const base = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
     expect(refusal({ ...base, tools: null })).toMatchObject({ message: 'tools must be an array', param: 'tools' });
-    expect(refusal({ ...base, temperature: 'hot' })).toMatchObject({ message: 'temperature must be a number conforming to the specified constraints' });
+    expect(refusal({ ...base, temperature: 'hot' })).toMatchObject({
+      message: 'temperature must be a number conforming to the specified constraints',
+    });
     expect(refusal({ ...base, temperature: 7 })).toMatchObject({ message: 'temperature must not be greater than 2' });
-    expect(refusal({ ...base, response_format: 7 })).toMatchObject({ message: 'response_format must be a JSON object' });
+    expect(refusal({ ...base, response_format: 7 })).toMatchObject({
+      message: 'response_format must be a JSON object',
+    });
     expect(refusal({ ...base, empty: 1, messages: undefined })).toMatchObject({ param: 'messages' });
   });
 
   it('reads null as absent where the API allows null, and refuses it elsewhere', () => {
-    const dto = validate({ model: 'm', messages: [{ role: 'assistant', content: null, tool_calls: null }, { role: 'user', content: 'hi' }], stop: null, temperature: null });
+    const dto = validate({
+      model: 'm',
+      messages: [
+        { role: 'assistant', content: null, tool_calls: null },
+        { role: 'user', content: 'hi' },
+      ],
+      stop: null,
+      temperature: null,
+    });
     expect(dto.stop).toBeUndefined();
     expect(dto.temperature).toBeUndefined();
     expect(dto.messages[0].tool_calls).toBeUndefined();
-    expect(refusal({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tool_choice: null })).toMatchObject({ param: 'tool_choice' });
+    expect(refusal({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tool_choice: null })).toMatchObject({
+      param: 'tool_choice',
+    });
   });
 
   it('keeps a `constructor` key where the body is free-form (a JSON Schema), and drops it where it is unknown', () => {
-    const schema = { type: 'object', properties: { constructor: { type: 'string' }, other: { type: 'number' } }, required: ['constructor'] };
+    const schema = {
+      type: 'object',
+      properties: { constructor: { type: 'string' }, other: { type: 'number' } },
+      required: ['constructor'],
+    };
     const dto = validate({
       model: 'm',
       messages: [{ role: 'user', content: 'hi', constructor: 'x' }],

@@ -14,7 +14,16 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
 };
 
 /** Constraints on what kind of value a field holds (class-validator's names, and Gantry's `isJsonObject*`). */
-const KIND_CONSTRAINTS: ReadonlySet<string> = new Set(['isDefined', 'isString', 'isNumber', 'isInt', 'isBoolean', 'isArray', 'isJsonObject', 'isJsonObjectList']);
+const KIND_CONSTRAINTS: ReadonlySet<string> = new Set([
+  'isDefined',
+  'isString',
+  'isNumber',
+  'isInt',
+  'isBoolean',
+  'isArray',
+  'isJsonObject',
+  'isJsonObjectList',
+]);
 
 /**
  * A field of the wrong kind has that one problem: `tools: null` is "tools must be an array", not
@@ -101,7 +110,8 @@ function renameKey(value: unknown, from: string, to: string): void {
  * ValidationPipe awaits each constraint. The generation routes call it directly.
  */
 export function validateRequestBody<Dto extends object>(dto: new () => Dto, value: unknown): Dto {
-  if (value === undefined) throw new GatewayError('invalid_request', 'The request body is empty: this route takes a JSON object.');
+  if (value === undefined)
+    throw new GatewayError('invalid_request', 'The request body is empty: this route takes a JSON object.');
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   }

@@ -33,7 +33,12 @@ export function strictJsonBodyParser(fastify: FastifyInstance, maxDepth: number)
     parseJson(request, text, (error: Error | null, value?: unknown) => {
       if (error) return done(error);
       if (nestsDeeperThan(value, maxDepth)) {
-        return done(new GatewayError('invalid_request', `The request body nests objects and arrays more than ${maxDepth} levels deep.`));
+        return done(
+          new GatewayError(
+            'invalid_request',
+            `The request body nests objects and arrays more than ${maxDepth} levels deep.`,
+          ),
+        );
       }
       done(null, value);
     });

@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { Logger } from 'nestjs-pino';
 
 /** Nest's start-up chatter (module init, route mapping) that would bury the useful lines. */
-const QUIET_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+const QUIET_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
 
 /** Nest's logger on pino, minus the start-up chatter at `log` level. */
 @Injectable()

@@ -36,7 +36,8 @@ export class RequestLogHook extends GenerationHook {
   }
 
   protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
-    if (this.includeContent && event.type === 'text') this.outputs.set(telemetry, (this.outputs.get(telemetry) ?? '') + event.text);
+    if (this.includeContent && event.type === 'text')
+      this.outputs.set(telemetry, (this.outputs.get(telemetry) ?? '') + event.text);
   }
 
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
@@ -68,7 +69,11 @@ export class RequestLogHook extends GenerationHook {
       const failure = asGatewayError(outcome.error);
       // An upstream's own error text may quote the prompt (validation messages do): content only.
       const quotesUpstream = failure.name === 'UpstreamError';
-      line.error = { kind: failure.kind, code: failure.code, message: quotesUpstream && !this.includeContent ? undefined : failure.message };
+      line.error = {
+        kind: failure.kind,
+        code: failure.code,
+        message: quotesUpstream && !this.includeContent ? undefined : failure.message,
+      };
     }
     if (this.includeContent) {
       line.request = request?.body;

@@ -5,7 +5,11 @@ describe('ThrottledWarning', () => {
   it('warns at once, then at most once per interval, counting the failures the warning covers', () => {
     const logged: string[] = [];
     let now = 1_000;
-    const warning = new ThrottledWarning((message) => logged.push(message), 10_000, () => now);
+    const warning = new ThrottledWarning(
+      (message) => logged.push(message),
+      10_000,
+      () => now,
+    );
     const fail = () => warning.failure((more) => `store down${more}.`);
 
     expect(fail()).toBe(true);

@@ -24,14 +24,20 @@ interface EngineRow {
  * A counter read from every HTTP engine at scrape time, `model` first among its labels; reset
  * first, so that a model a reload removed leaves it.
  */
-function engineCounter(registry: Registry, models: ModelRegistry, definition: { name: string; help: string; labelNames: string[] }, rows: (engine: HttpEngine) => EngineRow[]): void {
+function engineCounter(
+  registry: Registry,
+  models: ModelRegistry,
+  definition: { name: string; help: string; labelNames: string[] },
+  rows: (engine: HttpEngine) => EngineRow[],
+): void {
   new Counter({
     ...definition,
     labelNames: ['model', ...definition.labelNames],
     registers: [registry],
     collect() {
       this.reset();
-      for (const [model, engine] of httpEngines(models)) for (const { labels, count } of rows(engine)) this.inc({ model, ...labels }, count);
+      for (const [model, engine] of httpEngines(models))
+        for (const { labels, count } of rows(engine)) this.inc({ model, ...labels }, count);
     },
   });
 }
@@ -60,11 +66,24 @@ export class GantryMetrics {
     'gantry_time_to_first_token_seconds',
     'From arrival (queue included) to the first output: content, reasoning or a tool call.',
   );
-  readonly interTokenLatency = this.routeHistogram('gantry_inter_token_latency_seconds', 'Gap between consecutive outputs of one stream.', GAP_BUCKETS);
-  readonly requestDuration = this.routeHistogram('gantry_request_duration_seconds', 'From arrival to the end of the response (end to end).');
-  readonly queueTime = this.routeHistogram('gantry_queue_time_seconds', 'From arrival to admission (waiting for a concurrency slot).');
+  readonly interTokenLatency = this.routeHistogram(
+    'gantry_inter_token_latency_seconds',
+    'Gap between consecutive outputs of one stream.',
+    GAP_BUCKETS,
+  );
+  readonly requestDuration = this.routeHistogram(
+    'gantry_request_duration_seconds',
+    'From arrival to the end of the response (end to end).',
+  );
+  readonly queueTime = this.routeHistogram(
+    'gantry_queue_time_seconds',
+    'From arrival to admission (waiting for a concurrency slot).',
+  );
   readonly promptTokens = this.routeCounter('gantry_prompt_tokens_total', 'Prompt tokens processed.');
-  readonly completionTokens = this.routeCounter('gantry_completion_tokens_total', 'Completion tokens generated (reasoning included).');
+  readonly completionTokens = this.routeCounter(
+    'gantry_completion_tokens_total',
+    'Completion tokens generated (reasoning included).',
+  );
   readonly heartbeats = new SeriesCounter({
     name: 'gantry_heartbeats_total',
     help: 'Keep-alives sent (protocol heartbeats or SSE comments), by API.',
@@ -161,14 +180,19 @@ export class GantryMetrics {
       collect() {
         this.reset();
         for (const [model, engine] of httpEngines(models)) {
-          for (const replica of engine.replicaStates()) this.set({ model, replica: replica.url }, replica.healthy ? 1 : 0);
+          for (const replica of engine.replicaStates())
+            this.set({ model, replica: replica.url }, replica.healthy ? 1 : 0);
         }
       },
     });
     const fromEngines = (name: string, help: string, labelNames: string[], rows: (engine: HttpEngine) => EngineRow[]) =>
       engineCounter(this.registry, models, { name, help, labelNames }, rows);
-    fromEngines('gantry_upstream_requests_total', 'Requests sent to each upstream replica (retries included).', ['replica'], (engine) =>
-      engine.replicaTraffic().map((replica) => ({ labels: { replica: replica.url }, count: replica.requests })),
+    fromEngines(
+      'gantry_upstream_requests_total',
+      'Requests sent to each upstream replica (retries included).',
+      ['replica'],
+      (engine) =>
+        engine.replicaTraffic().map((replica) => ({ labels: { replica: replica.url }, count: replica.requests })),
     );
     fromEngines(
       'gantry_stream_resumes_total',
@@ -187,12 +211,22 @@ export class GantryMetrics {
       'Requests a replica was the prefix-affinity choice for but passed on to the next one on the ring, being over the load bound.',
       ['replica'],
       (engine) =>
-        engine.replicaTraffic().flatMap((replica) => (replica.affinityOverrides === undefined ? [] : [{ labels: { replica: replica.url }, count: replica.affinityOverrides }])),
+        engine
+          .replicaTraffic()
+          .flatMap((replica) =>
+            replica.affinityOverrides === undefined
+              ? []
+              : [{ labels: { replica: replica.url }, count: replica.affinityOverrides }],
+          ),
     );
   }
 
   /** A histogram by route (model, API, engine), in this registry. */
-  private routeHistogram(name: string, help: string, buckets: readonly number[] = LATENCY_BUCKETS): SeriesHistogram<(typeof ROUTE_LABELS)[number]> {
+  private routeHistogram(
+    name: string,
+    help: string,
+    buckets: readonly number[] = LATENCY_BUCKETS,
+  ): SeriesHistogram<(typeof ROUTE_LABELS)[number]> {
     return new SeriesHistogram({ name, help, labelNames: ROUTE_LABELS, buckets, registers: [this.registry] });
   }
 

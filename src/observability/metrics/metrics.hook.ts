@@ -27,7 +27,8 @@ export class MetricsHook extends GenerationHook {
     const route = this.metrics.route(labels(telemetry));
     this.routes.set(telemetry, route);
     route.active.inc();
-    if (telemetry.tenant !== undefined) this.tenants.set(telemetry, this.metrics.tenant(telemetry.tenant, telemetry.model ?? ''));
+    if (telemetry.tenant !== undefined)
+      this.tenants.set(telemetry, this.metrics.tenant(telemetry.tenant, telemetry.model ?? ''));
   }
 
   protected override onAdmitted(telemetry: GenerationTelemetry): void {
@@ -54,7 +55,9 @@ export class MetricsHook extends GenerationHook {
   protected override onEnd(telemetry: GenerationTelemetry, outcome: GenerationOutcome): void {
     const route = this.routeOf(telemetry);
     route.requests(outcome.kind, httpStatusOf(telemetry, outcome)).inc();
-    const tenant = this.tenants.get(telemetry) ?? (telemetry.tenant === undefined ? undefined : this.metrics.tenant(telemetry.tenant, telemetry.model ?? ''));
+    const tenant =
+      this.tenants.get(telemetry) ??
+      (telemetry.tenant === undefined ? undefined : this.metrics.tenant(telemetry.tenant, telemetry.model ?? ''));
     tenant?.requests(outcome.kind).inc();
     if (!telemetry.accepted) return;
     tenant?.promptTokens.inc(telemetry.usage.promptTokens);
@@ -64,7 +67,8 @@ export class MetricsHook extends GenerationHook {
     route.promptTokens.inc(telemetry.usage.promptTokens);
     route.completionTokens.inc(telemetry.usage.completionTokens);
     const labelled = labels(telemetry);
-    if (outcome.kind === 'failed') this.metrics.engineErrors.inc({ ...labelled, kind: asGatewayError(outcome.error).kind });
+    if (outcome.kind === 'failed')
+      this.metrics.engineErrors.inc({ ...labelled, kind: asGatewayError(outcome.error).kind });
     if (outcome.kind === 'client_closed') this.metrics.clientHangups.inc({ ...labelled, phase: phaseOf(telemetry) });
   }
 

@@ -27,7 +27,11 @@ describe('SeriesCounter and SeriesGauge', () => {
     }
     counter.inc({ model: 'b "x"', api: 'messages' });
     seriesCounter.inc({ model: 'b "x"', api: 'messages' });
-    for (const labels of [{ model: 'a', api: 'chat' }, { model: 'a', api: 'chat' }, { model: 'c', api: 'responses' }]) {
+    for (const labels of [
+      { model: 'a', api: 'chat' },
+      { model: 'a', api: 'chat' },
+      { model: 'c', api: 'responses' },
+    ]) {
       gauge.inc(labels);
       seriesGauge.inc(labels);
     }
@@ -60,8 +64,12 @@ describe('GantryMetrics.route', () => {
     route.requests('rejected', 404).inc();
     route.heartbeats.inc();
     const text = await metrics.registry.metrics();
-    expect(text).toContain('gantry_requests_total{model="m",api="chat",engine="stub",outcome="completed",status="200"} 2');
-    expect(text).toContain('gantry_requests_total{model="m",api="chat",engine="stub",outcome="rejected",status="404"} 1');
+    expect(text).toContain(
+      'gantry_requests_total{model="m",api="chat",engine="stub",outcome="completed",status="200"} 2',
+    );
+    expect(text).toContain(
+      'gantry_requests_total{model="m",api="chat",engine="stub",outcome="rejected",status="404"} 1',
+    );
     expect(text).toContain('gantry_heartbeats_total{model="m",api="chat"} 1');
   });
 
@@ -69,8 +77,12 @@ describe('GantryMetrics.route', () => {
     const route = metrics.route({ model: 'q', api: 'chat', engine: 'http' });
     route.requests('rejected', 404).inc();
     const text = await metrics.registry.metrics();
-    expect(text).toContain('gantry_requests_total{model="q",api="chat",engine="http",outcome="rejected",status="404"} 1');
-    expect(text).not.toMatch(/gantry_(active_requests|request_duration_seconds_count|inter_token_latency_seconds_count|heartbeats_total)\{model="q"/);
+    expect(text).toContain(
+      'gantry_requests_total{model="q",api="chat",engine="http",outcome="rejected",status="404"} 1',
+    );
+    expect(text).not.toMatch(
+      /gantry_(active_requests|request_duration_seconds_count|inter_token_latency_seconds_count|heartbeats_total)\{model="q"/,
+    );
   });
 
   it('after a registry reset, shows nothing until a route kept across it records again', async () => {

@@ -29,7 +29,10 @@ export class GantryTracer implements OnApplicationShutdown {
   readonly propagator = new W3CTraceContextPropagator();
   private readonly provider?: BasicTracerProvider;
 
-  constructor(@Inject(GatewayConfig) config: GatewayConfig, @Inject(SpanExporterOverride) override: SpanExporterOverride | null) {
+  constructor(
+    @Inject(GatewayConfig) config: GatewayConfig,
+    @Inject(SpanExporterOverride) override: SpanExporterOverride | null,
+  ) {
     const processor = spanProcessor(config, override?.exporter);
     if (processor === undefined) {
       this.tracer = trace.getTracer('gantry');

@@ -1,5 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+  type TextMapGetter,
+} from '@opentelemetry/api';
 import type { AnswerResume } from '../../engine/answer-resume.js';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { isOutput } from '../../engine/engine-event.js';
@@ -60,7 +68,13 @@ export class TracingHook extends GenerationHook {
 
   protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
     if (isOutput(event) && telemetry.outputEvents === 1) {
-      this.spans.get(telemetry)!.addEvent('gen_ai.first_token', { 'gantry.time_to_first_token_ms': telemetry.timeToFirstOutputMs }, epochOf(telemetry, telemetry.firstOutputAt!));
+      this.spans
+        .get(telemetry)!
+        .addEvent(
+          'gen_ai.first_token',
+          { 'gantry.time_to_first_token_ms': telemetry.timeToFirstOutputMs },
+          epochOf(telemetry, telemetry.firstOutputAt!),
+        );
     }
   }
 
@@ -82,10 +96,16 @@ export class TracingHook extends GenerationHook {
     if (telemetry.accepted) {
       const parent = trace.setSpan(ROOT_CONTEXT, span);
       const admittedAt = telemetry.admittedAt ?? now;
-      this.gantry.tracer.startSpan('gantry.queue', { startTime: telemetry.arrivedAtEpochMs }, parent).end(epochOf(telemetry, admittedAt));
+      this.gantry.tracer
+        .startSpan('gantry.queue', { startTime: telemetry.arrivedAtEpochMs }, parent)
+        .end(epochOf(telemetry, admittedAt));
       if (telemetry.admittedAt !== undefined) {
         this.gantry.tracer
-          .startSpan(`gantry.engine ${telemetry.engine}`, { kind: SpanKind.CLIENT, startTime: epochOf(telemetry, admittedAt) }, parent)
+          .startSpan(
+            `gantry.engine ${telemetry.engine}`,
+            { kind: SpanKind.CLIENT, startTime: epochOf(telemetry, admittedAt) },
+            parent,
+          )
           .end(epochOf(telemetry, now));
       }
       span.setAttributes({
@@ -94,7 +114,8 @@ export class TracingHook extends GenerationHook {
         'gantry.outcome': outcome.kind,
         'gantry.heartbeats': telemetry.heartbeats,
       });
-      if (telemetry.finishReason !== undefined) span.setAttribute('gen_ai.response.finish_reasons', [telemetry.finishReason]);
+      if (telemetry.finishReason !== undefined)
+        span.setAttribute('gen_ai.response.finish_reasons', [telemetry.finishReason]);
     }
     if (outcome.kind === 'failed' || outcome.kind === 'rejected') {
       const failure = asGatewayError(outcome.error);

@@ -59,7 +59,8 @@ export function isValidBlock(block: unknown, role: string): boolean {
         isString(block.tool_use_id) &&
         (block.content === undefined ||
           isString(block.content) ||
-          (Array.isArray(block.content) && block.content.every((part) => isObject(part) && part.type === 'text' && isString(part.text)))) &&
+          (Array.isArray(block.content) &&
+            block.content.every((part) => isObject(part) && part.type === 'text' && isString(part.text)))) &&
         (block.is_error === undefined || typeof block.is_error === 'boolean')
       );
     case 'thinking':

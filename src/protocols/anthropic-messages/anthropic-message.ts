@@ -30,7 +30,8 @@ export function toAnthropicMessage(result: GenerationResult, identity: { id: str
 function parseToolInput(text: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text.length > 0 ? text : '{}');
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+      return parsed as Record<string, unknown>;
   } catch {
     // fall through
   }

@@ -1,4 +1,10 @@
-import type { ChatMessage, ContentPart, GenerationRequest, ToolCall, ToolChoice } from '../../engine/generation-request.js';
+import type {
+  ChatMessage,
+  ContentPart,
+  GenerationRequest,
+  ToolCall,
+  ToolChoice,
+} from '../../engine/generation-request.js';
 import { checkToolChoice } from '../tool-choice.js';
 import type { AnthropicBlock, AnthropicTextBlock } from './anthropic-content.js';
 import type { AnthropicMessageDto, AnthropicPromptDto, MessagesRequestDto } from './messages-request.dto.js';
@@ -19,7 +25,9 @@ export function decodeMessagesRequest(body: MessagesRequestDto): GenerationReque
 }
 
 /** The prompt half, shared with `count_tokens`. */
-export function decodePrompt(body: AnthropicPromptDto): Omit<GenerationRequest, 'sampling'> & { sampling: { stop: string[] } } {
+export function decodePrompt(
+  body: AnthropicPromptDto,
+): Omit<GenerationRequest, 'sampling'> & { sampling: { stop: string[] } } {
   const tools = (body.tools ?? []).map((tool) => ({
     name: tool.name,
     description: tool.description,
@@ -34,7 +42,10 @@ export function decodePrompt(body: AnthropicPromptDto): Omit<GenerationRequest, 
     model: body.model,
     messages,
     tools,
-    toolChoice: decodeToolChoice(body, tools.map((tool) => tool.name)),
+    toolChoice: decodeToolChoice(
+      body,
+      tools.map((tool) => tool.name),
+    ),
     parallelToolCalls: body.tool_choice?.disable_parallel_tool_use !== true,
     sampling: { stop: [] },
     reasoning: body.thinking
@@ -50,13 +61,19 @@ export function decodePrompt(body: AnthropicPromptDto): Omit<GenerationRequest, 
  * `system` turn stays a system message at its place. Tool-use ids go back to the engine's own.
  */
 function decodeMessage(message: AnthropicMessageDto): ChatMessage[] {
-  const blocks: AnthropicBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  const blocks: AnthropicBlock[] =
+    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
   if (message.role === 'system') return [{ role: 'system', content: joinText(blocks) }];
   if (message.role === 'assistant') {
     const toolCalls: ToolCall[] = [];
     let reasoning = '';
     for (const block of blocks) {
-      if (block.type === 'tool_use') toolCalls.push({ id: fromAnthropicToolUseId(block.id), name: block.name, arguments: JSON.stringify(block.input) });
+      if (block.type === 'tool_use')
+        toolCalls.push({
+          id: fromAnthropicToolUseId(block.id),
+          name: block.name,
+          arguments: JSON.stringify(block.input),
+        });
       if (block.type === 'thinking') reasoning += block.thinking;
     }
     return [
@@ -83,7 +100,10 @@ function decodeMessage(message: AnthropicMessageDto): ChatMessage[] {
       parts.push({ type: 'text', text: block.text });
     } else if (block.type === 'image') {
       const source = block.source;
-      parts.push({ type: 'image', url: source.type === 'url' ? source.url : `data:${source.media_type};base64,${source.data}` });
+      parts.push({
+        type: 'image',
+        url: source.type === 'url' ? source.url : `data:${source.media_type};base64,${source.data}`,
+      });
     }
   }
   if (parts.length > 0) decoded.push({ role: 'user', content: parts });

@@ -10,10 +10,15 @@ const encoder = () => encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTo
 const golden = (name: string) => `./__golden__/${name}.sse`;
 
 describe('encodeMessagesStream and counters on output pieces', () => {
-  it.each(Object.keys(scripts) as Array<keyof typeof scripts>)('%s: the same events as with the acks apart', async (name) => {
-    const failure = name === 'failureAfterHeartbeat' ? new EngineError('upstream', 'gone') : undefined;
-    expect(await transcriptOf(countersOnOutput(scripts[name]()), encoder(), failure)).toBe(await transcriptOf(scripts[name](), encoder(), failure));
-  });
+  it.each(Object.keys(scripts) as Array<keyof typeof scripts>)(
+    '%s: the same events as with the acks apart',
+    async (name) => {
+      const failure = name === 'failureAfterHeartbeat' ? new EngineError('upstream', 'gone') : undefined;
+      expect(await transcriptOf(countersOnOutput(scripts[name]()), encoder(), failure)).toBe(
+        await transcriptOf(scripts[name](), encoder(), failure),
+      );
+    },
+  );
 });
 
 describe('encodeMessagesStream (golden transcripts)', () => {
@@ -30,18 +35,34 @@ describe('encodeMessagesStream (golden transcripts)', () => {
   });
 
   it('message_start carries the input tokens counted before the stream; message_delta repeats them', async () => {
-    const events = payloadsOf(await transcriptOf(scripts.text(), encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTokens: 42 })));
+    const events = payloadsOf(
+      await transcriptOf(scripts.text(), encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTokens: 42 })),
+    );
     expect(events[0].message.usage).toEqual({ input_tokens: 42, output_tokens: 0 });
-    expect(events.find((event) => event.type === 'message_delta').usage).toEqual({ input_tokens: 42, output_tokens: 2 });
+    expect(events.find((event) => event.type === 'message_delta').usage).toEqual({
+      input_tokens: 42,
+      output_tokens: 2,
+    });
   });
 
   it('message_start carries the engine’s split into fresh and cached tokens when it comes with the acceptance, and message_delta agrees', async () => {
     const split = { promptTokens: 115, completionTokens: 0, cachedTokens: 114, reasoningTokens: 0 };
     const events = payloadsOf(
-      await transcriptOf([{ type: 'accepted', usage: split }, ...scripts.text().slice(1, -1), { type: 'done', finishReason: 'stop', usage: { ...split, completionTokens: 2 } }], encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTokens: 115 })),
+      await transcriptOf(
+        [
+          { type: 'accepted', usage: split },
+          ...scripts.text().slice(1, -1),
+          { type: 'done', finishReason: 'stop', usage: { ...split, completionTokens: 2 } },
+        ],
+        encodeMessagesStream({ id: 'msg_1', model: 'stub', inputTokens: 115 }),
+      ),
     );
     expect(events[0].message.usage).toEqual({ input_tokens: 1, output_tokens: 0, cache_read_input_tokens: 114 });
-    expect(events.find((event) => event.type === 'message_delta').usage).toEqual({ input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 114 });
+    expect(events.find((event) => event.type === 'message_delta').usage).toEqual({
+      input_tokens: 1,
+      output_tokens: 2,
+      cache_read_input_tokens: 114,
+    });
   });
 
   it('opens with the first event, not on subscription: a heartbeat first gives message_start then ping', async () => {
@@ -77,18 +98,29 @@ describe('encodeMessagesStream with interleaved tool calls', () => {
         { type: 'tool_call', index: 1, id: 'b', name: 'g', arguments: '{"y":' },
         { type: 'tool_call', index: 0, arguments: '1}' },
         { type: 'tool_call', index: 1, arguments: '2}' },
-        { type: 'done', finishReason: 'tool_calls', usage: { promptTokens: 1, completionTokens: 4, cachedTokens: 0, reasoningTokens: 0 } },
+        {
+          type: 'done',
+          finishReason: 'tool_calls',
+          usage: { promptTokens: 1, completionTokens: 4, cachedTokens: 0, reasoningTokens: 0 },
+        },
       ],
       encoder(),
     );
     const events = payloadsOf(text);
     const starts = events.filter((event) => event.type === 'content_block_start');
-    expect(starts.map((event) => [event.index, event.content_block.name, fromAnthropicToolUseId(event.content_block.id)])).toEqual([
+    expect(
+      starts.map((event) => [event.index, event.content_block.name, fromAnthropicToolUseId(event.content_block.id)]),
+    ).toEqual([
       [0, 'f', 'a'],
       [1, 'g', 'b'],
     ]);
     const inputOf = (index: number) =>
-      JSON.parse(events.filter((event) => event.type === 'content_block_delta' && event.index === index).map((event) => event.delta.partial_json).join(''));
+      JSON.parse(
+        events
+          .filter((event) => event.type === 'content_block_delta' && event.index === index)
+          .map((event) => event.delta.partial_json)
+          .join(''),
+      );
     expect([inputOf(0), inputOf(1)]).toEqual([{ x: 1 }, { y: 2 }]);
   });
 });

@@ -5,7 +5,13 @@ import { openOnFirstEvent } from '../../streaming/open-on-first-event.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
 import { toAnthropicErrorBody } from '../errors/anthropic-error.js';
 import type { SseFrame } from '../sse/sse-frame.js';
-import { anthropicUsage, thinkingSignature, toAnthropicInput, toAnthropicStopReason, type AnthropicInputUsage } from './anthropic-usage.js';
+import {
+  anthropicUsage,
+  thinkingSignature,
+  toAnthropicInput,
+  toAnthropicStopReason,
+  type AnthropicInputUsage,
+} from './anthropic-usage.js';
 import { toAnthropicToolUseId } from './tool-use-id.js';
 
 export interface MessagesStreamOptions {
@@ -52,7 +58,10 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
       const closeBlock = () => {
         if (!open) return;
         if (open.kind === 'thinking') {
-          emit('content_block_delta', { index: open.index, delta: { type: 'signature_delta', signature: thinkingSignature(open.text) } });
+          emit('content_block_delta', {
+            index: open.index,
+            delta: { type: 'signature_delta', signature: thinkingSignature(open.text) },
+          });
         }
         emit('content_block_stop', { index: open.index });
         open = undefined;
@@ -72,9 +81,16 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
             return subscriber.next(PING);
           case 'reasoning':
             if (event.text.length === 0) return;
-            if (open?.kind !== 'thinking') openBlock({ kind: 'thinking', index: nextIndex++, text: '' }, { type: 'thinking', thinking: '', signature: '' });
+            if (open?.kind !== 'thinking')
+              openBlock(
+                { kind: 'thinking', index: nextIndex++, text: '' },
+                { type: 'thinking', thinking: '', signature: '' },
+              );
             (open as { text: string }).text += event.text;
-            return emit('content_block_delta', { index: open!.index, delta: { type: 'thinking_delta', thinking: event.text } });
+            return emit('content_block_delta', {
+              index: open!.index,
+              delta: { type: 'thinking_delta', thinking: event.text },
+            });
           case 'text':
             if (event.text.length === 0) return;
             if (open?.kind !== 'text') openBlock({ kind: 'text', index: nextIndex++ }, { type: 'text', text: '' });
@@ -86,13 +102,21 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
               toolBlocks.set(event.index, blockIndex);
               openBlock(
                 { kind: 'tool_use', index: blockIndex, toolIndex: event.index },
-                { type: 'tool_use', id: toAnthropicToolUseId(event.id ?? `${options.id}_${event.index}`), name: event.name ?? '', input: {} },
+                {
+                  type: 'tool_use',
+                  id: toAnthropicToolUseId(event.id ?? `${options.id}_${event.index}`),
+                  name: event.name ?? '',
+                  input: {},
+                },
               );
             }
             // A piece of an earlier call (an upstream that interleaves calls) still goes to that
             // call's block, which the SDKs accumulate by index.
             if (event.arguments.length === 0) return;
-            return emit('content_block_delta', { index: blockIndex, delta: { type: 'input_json_delta', partial_json: event.arguments } });
+            return emit('content_block_delta', {
+              index: blockIndex,
+              delta: { type: 'input_json_delta', partial_json: event.arguments },
+            });
           }
           case 'done':
             return finish(event);
@@ -102,7 +126,10 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
       const finish = (done: DoneEvent) => {
         closeBlock();
         emit('message_delta', {
-          delta: { stop_reason: toAnthropicStopReason(done.finishReason, done.stopSequence), stop_sequence: done.stopSequence ?? null },
+          delta: {
+            stop_reason: toAnthropicStopReason(done.finishReason, done.stopSequence),
+            stop_sequence: done.stopSequence ?? null,
+          },
           usage: anthropicUsage(input, done.usage.completionTokens),
         });
         emit('message_stop', {});

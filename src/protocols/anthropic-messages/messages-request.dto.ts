@@ -171,7 +171,10 @@ function HasConversationTurn(): PropertyDecorator {
   return ValidateBy({
     name: 'hasConversationTurn',
     validator: {
-      validate: (value) => !Array.isArray(value) || value.length === 0 || value.some((message) => (message as { role?: unknown })?.role !== 'system'),
+      validate: (value) =>
+        !Array.isArray(value) ||
+        value.length === 0 ||
+        value.some((message) => (message as { role?: unknown })?.role !== 'system'),
       defaultMessage: () => 'messages must hold at least one user or assistant message, not only system messages',
     },
   });
@@ -183,7 +186,8 @@ function IsSystemPrompt(): PropertyDecorator {
     validator: {
       validate: (value) =>
         typeof value === 'string' ||
-        (Array.isArray(value) && value.every((block) => isValidBlock(block, 'user') && (block as { type: string }).type === 'text')),
+        (Array.isArray(value) &&
+          value.every((block) => isValidBlock(block, 'user') && (block as { type: string }).type === 'text')),
       defaultMessage: () => 'system must be a string or a list of text blocks',
     },
   });

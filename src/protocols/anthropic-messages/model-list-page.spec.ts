@@ -28,11 +28,22 @@ describe('anthropicModelPage', () => {
   });
 
   it('gives an empty page for an id it does not list', () => {
-    expect(anthropicModelPage(models, { after_id: 'zz' })).toEqual({ data: [], has_more: false, first_id: null, last_id: null });
-    expect(anthropicModelPage(models, { before_id: 'zz' })).toEqual({ data: [], has_more: false, first_id: null, last_id: null });
+    expect(anthropicModelPage(models, { after_id: 'zz' })).toEqual({
+      data: [],
+      has_more: false,
+      first_id: null,
+      last_id: null,
+    });
+    expect(anthropicModelPage(models, { before_id: 'zz' })).toEqual({
+      data: [],
+      has_more: false,
+      first_id: null,
+      last_id: null,
+    });
   });
 
   it('refuses a limit outside 1-1000', () => {
-    for (const limit of ['0', '1001', 'ten', '2.5']) expect(() => anthropicModelPage(models, { limit })).toThrow(GatewayError);
+    for (const limit of ['0', '1001', 'ten', '2.5'])
+      expect(() => anthropicModelPage(models, { limit })).toThrow(GatewayError);
   });
 });

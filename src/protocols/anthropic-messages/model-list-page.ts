@@ -27,7 +27,12 @@ const MAX_LIMIT = 1000;
 
 /** A model named `id`, as `GET /v1/models` lists it to Anthropic clients. */
 export function toAnthropicModelInfo(id: string, createdAtSeconds: number): AnthropicModelInfo {
-  return { type: 'model', id, display_name: id, created_at: new Date(createdAtSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return {
+    type: 'model',
+    id,
+    display_name: id,
+    created_at: new Date(createdAtSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  };
 }
 
 /**

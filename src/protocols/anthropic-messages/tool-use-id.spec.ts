@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { fromAnthropicToolUseId, toAnthropicToolUseId } from './tool-use-id.js';
 
 describe('Anthropic tool-use ids', () => {
-  const engineIds = ['call_stub1_0', 'chatcmpl-tool-6f1e0c9d2b4a48f1a3c2e7d9b0a1c2d3', 'call_0a1b2c3d4e5f6a7b8c9d0e1f', 'Ab3dE9gH1', 'x', '\u0000lead', 'é😀'];
+  const engineIds = [
+    'call_stub1_0',
+    'chatcmpl-tool-6f1e0c9d2b4a48f1a3c2e7d9b0a1c2d3',
+    'call_0a1b2c3d4e5f6a7b8c9d0e1f',
+    'Ab3dE9gH1',
+    'x',
+    '\u0000lead',
+    'é😀',
+  ];
 
   it('look like Anthropic’s: toolu_01 then base62', () => {
     for (const id of engineIds) expect(toAnthropicToolUseId(id)).toMatch(/^toolu_01[0-9A-Za-z]+$/);
@@ -19,7 +27,15 @@ describe('Anthropic tool-use ids', () => {
   });
 
   it('pass ids Gantry did not make through unchanged', () => {
-    for (const id of ['toolu_01A09q90qw90lq917835lq9', 'toolu_01D7FLrfh4GYq7yT1ULFeyMV', 'call_abc', 'toolu_01', 'toolu_01abc', '', 'toolu_01' + 'z'.repeat(2000)]) {
+    for (const id of [
+      'toolu_01A09q90qw90lq917835lq9',
+      'toolu_01D7FLrfh4GYq7yT1ULFeyMV',
+      'call_abc',
+      'toolu_01',
+      'toolu_01abc',
+      '',
+      'toolu_01' + 'z'.repeat(2000),
+    ]) {
       expect(fromAnthropicToolUseId(id)).toBe(id);
     }
   });

@@ -38,6 +38,7 @@ export function toAnthropicErrorBody(error: GatewayError): AnthropicErrorBody {
  */
 function anthropicMessage(error: GatewayError): string {
   if (!(error instanceof ContextLengthError)) return error.message;
-  if (error.promptTokens === undefined || error.contextLength === undefined) return "prompt is too long for this model's context window";
+  if (error.promptTokens === undefined || error.contextLength === undefined)
+    return "prompt is too long for this model's context window";
   return `prompt is too long: ${error.promptTokens} tokens > ${error.contextLength} maximum`;
 }

@@ -41,7 +41,8 @@ export function toOpenAIErrorBody(error: GatewayError): OpenAIErrorBody {
 
 /** OpenAI's own sentence for a prompt over the context, which clients show as it is. */
 function openAIMessage(error: GatewayError): string {
-  if (!(error instanceof ContextLengthError) || error.promptTokens === undefined || error.contextLength === undefined) return error.message;
+  if (!(error instanceof ContextLengthError) || error.promptTokens === undefined || error.contextLength === undefined)
+    return error.message;
   return (
     `This model's maximum context length is ${error.contextLength} tokens. ` +
     `However, your messages resulted in ${error.promptTokens} tokens. Please reduce the length of the messages.`

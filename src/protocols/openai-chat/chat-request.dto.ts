@@ -216,8 +216,7 @@ export class ChatCompletionRequestDto {
   @IsKeywordOrObject(
     ['none', 'auto', 'required'],
     (value) =>
-      value.type === 'function' &&
-      typeof (value.function as { name?: unknown } | undefined)?.name === 'string',
+      value.type === 'function' && typeof (value.function as { name?: unknown } | undefined)?.name === 'string',
     '{"type": "function", "function": {"name": ...}}',
   )
   tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };

@@ -1,9 +1,4 @@
-import type {
-  ChatMessage,
-  ContentPart,
-  GenerationRequest,
-  ResponseFormat,
-} from '../../engine/generation-request.js';
+import type { ChatMessage, ContentPart, GenerationRequest, ResponseFormat } from '../../engine/generation-request.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { checkToolChoice } from '../tool-choice.js';
 import type { ChatCompletionRequestDto, ChatContentPart, ChatMessageDto } from './chat-request.dto.js';

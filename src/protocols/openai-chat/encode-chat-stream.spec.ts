@@ -10,12 +10,26 @@ import { encodeChatStream, type ChatStreamOptions } from './encode-chat-stream.j
 
 const IDENTITY = { id: 'chatcmpl-1', model: 'stub', created: 1700000000 };
 const HEAD = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"stub","choices":';
-const usage = (prompt: number, completion: number) => ({ promptTokens: prompt, completionTokens: completion, cachedTokens: 0, reasoningTokens: 0 });
+const usage = (prompt: number, completion: number) => ({
+  promptTokens: prompt,
+  completionTokens: completion,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+});
 const timings: Timings = makeTimings({ promptN: 3, promptMs: 100, predictedN: 1, predictedMs: 10 });
 const TIMINGS_JSON = JSON.stringify(timings);
 
-async function transcript(events: StreamEvent[], options: Partial<ChatStreamOptions> = {}, failure?: Error): Promise<string> {
-  const source = failure ? concat(from(events), throwError(() => failure)) : from(events);
+async function transcript(
+  events: StreamEvent[],
+  options: Partial<ChatStreamOptions> = {},
+  failure?: Error,
+): Promise<string> {
+  const source = failure
+    ? concat(
+        from(events),
+        throwError(() => failure),
+      )
+    : from(events);
   const frames = source.pipe(
     encodeChatStream({ ...IDENTITY, includeUsage: false, continuousUsage: false, timings: false, ...options }),
     map(serializeSseFrame),
@@ -35,7 +49,8 @@ const deltaChunk = (delta: string, suffix = '') =>
   `data: ${HEAD}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]${suffix}}\n\n`;
 const finishChunk = (reason: string, suffix = '') =>
   `data: ${HEAD}[{"index":0,"delta":{},"logprobs":null,"finish_reason":"${reason}"}]${suffix}}\n\n`;
-const heartbeatChunk = (suffix = '') => `data: ${HEAD}[{"index":0,"delta":{},"logprobs":null,"finish_reason":null}]${suffix}}\n\n`;
+const heartbeatChunk = (suffix = '') =>
+  `data: ${HEAD}[{"index":0,"delta":{},"logprobs":null,"finish_reason":null}]${suffix}}\n\n`;
 const DONE = 'data: [DONE]\n\n';
 
 describe('encodeChatStream and counters on output pieces', () => {
@@ -54,7 +69,10 @@ describe('encodeChatStream and counters on output pieces', () => {
     const counted: EngineEvent = { type: 'text', text: 'Hi', usage: usage(3, 1), timings };
     const one = ',"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}';
     expect(await transcript([counted, { type: 'heartbeat', n: 0 }], { continuousUsage: true, timings: true })).toBe(
-      roleChunk + deltaChunk('{"content":"Hi"}', `${one},"timings":${TIMINGS_JSON}`) + heartbeatChunk(`${one},"timings":${TIMINGS_JSON}`) + DONE,
+      roleChunk +
+        deltaChunk('{"content":"Hi"}', `${one},"timings":${TIMINGS_JSON}`) +
+        heartbeatChunk(`${one},"timings":${TIMINGS_JSON}`) +
+        DONE,
     );
   });
 });
@@ -83,7 +101,14 @@ describe('encodeChatStream (golden transcripts)', () => {
   });
 
   it('with include_usage and continuous_usage_stats: none on the role chunk, zeros until the first ack, a final usage chunk', async () => {
-    const events: StreamEvent[] = [{ type: 'heartbeat', n: 0 }, ack(0), { type: 'heartbeat', n: 1 }, ack(1), { type: 'text', text: 'Hi' }, done(1)];
+    const events: StreamEvent[] = [
+      { type: 'heartbeat', n: 0 },
+      ack(0),
+      { type: 'heartbeat', n: 1 },
+      ack(1),
+      { type: 'text', text: 'Hi' },
+      done(1),
+    ];
     const zero = ',"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}';
     const prefilled = ',"usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}';
     const one = ',"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}';
@@ -110,7 +135,13 @@ describe('encodeChatStream (golden transcripts)', () => {
   });
 
   it('with timings_per_token: no timings before the first ack, the latest ack after it', async () => {
-    const events: StreamEvent[] = [{ type: 'heartbeat', n: 0 }, ack(0), { type: 'heartbeat', n: 1 }, { type: 'text', text: 'Hi' }, done(1)];
+    const events: StreamEvent[] = [
+      { type: 'heartbeat', n: 0 },
+      ack(0),
+      { type: 'heartbeat', n: 1 },
+      { type: 'text', text: 'Hi' },
+      done(1),
+    ];
     const withTimings = `,"timings":${TIMINGS_JSON}`;
     expect(await transcript(events, { timings: true })).toBe(
       roleChunk +
@@ -150,7 +181,9 @@ describe('encodeChatStream (golden transcripts)', () => {
     ];
     expect(await transcript(events)).toBe(
       roleChunk +
-        deltaChunk('{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\\"city\\":"}}]}') +
+        deltaChunk(
+          '{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\\"city\\":"}}]}',
+        ) +
         deltaChunk('{"tool_calls":[{"index":0,"function":{"arguments":"\\"Paris\\"}"}}]}') +
         finishChunk('tool_calls') +
         DONE,
@@ -171,7 +204,12 @@ describe('encodeChatStream (golden transcripts)', () => {
   it('sends the role chunk with the first event, not on subscription: an acceptance alone brings only it', async () => {
     const frames: string[] = [];
     const source = new Subject<StreamEvent>();
-    source.pipe(encodeChatStream({ ...IDENTITY, includeUsage: false, continuousUsage: true, timings: false }), map(serializeSseFrame)).subscribe((frame) => frames.push(frame));
+    source
+      .pipe(
+        encodeChatStream({ ...IDENTITY, includeUsage: false, continuousUsage: true, timings: false }),
+        map(serializeSseFrame),
+      )
+      .subscribe((frame) => frames.push(frame));
     expect(frames).toEqual([]);
     source.next({ type: 'accepted' });
     expect(frames).toEqual([roleChunk]);

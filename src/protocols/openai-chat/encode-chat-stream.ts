@@ -44,7 +44,10 @@ export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<S
       let usage: TokenUsage = ZERO_USAGE;
       let timings: Timings | undefined;
 
-      const chunk = (choices: string, chunkUsage: TokenUsage | undefined = options.continuousUsage ? usage : undefined) => {
+      const chunk = (
+        choices: string,
+        chunkUsage: TokenUsage | undefined = options.continuousUsage ? usage : undefined,
+      ) => {
         let data = prefix + choices;
         if (chunkUsage) data += `,"usage":${JSON.stringify(toChatUsage(chunkUsage))}`;
         if (options.timings && timings) data += `,"timings":${JSON.stringify(timings)}`;
@@ -55,9 +58,7 @@ export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<S
 
       const finish = (done: DoneEvent) => {
         usage = done.usage;
-        chunk(
-          `[{"index":0,"delta":{},"logprobs":null,"finish_reason":"${toChatFinishReason(done.finishReason)}"}]`,
-        );
+        chunk(`[{"index":0,"delta":{},"logprobs":null,"finish_reason":"${toChatFinishReason(done.finishReason)}"}]`);
         if (options.includeUsage) chunk('[]', usage);
       };
 

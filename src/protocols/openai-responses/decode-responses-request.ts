@@ -1,7 +1,18 @@
-import type { AssistantMessage, ChatMessage, ContentPart, GenerationRequest, ResponseFormat } from '../../engine/generation-request.js';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  ContentPart,
+  GenerationRequest,
+  ResponseFormat,
+} from '../../engine/generation-request.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ReasoningCipher } from './reasoning-cipher.js';
-import type { ResponsesContentPart, ResponsesInputItem, ResponsesMessageItem, ResponsesToolOutput } from './responses-input.js';
+import type {
+  ResponsesContentPart,
+  ResponsesInputItem,
+  ResponsesMessageItem,
+  ResponsesToolOutput,
+} from './responses-input.js';
 import type { ResponsesPromptDto, ResponsesRequestDto } from './responses-request.dto.js';
 import { decodeResponsesToolChoice } from './responses-tool-choice.js';
 import { customToolArguments, flatToolName, readResponsesTools, type ToolList } from './responses-tools.js';
@@ -13,9 +24,16 @@ import { customToolArguments, flatToolName, readResponsesTools, type ToolList } 
  * references, and removes `previous_response_id`; what is left of it here is refused (the store
  * is off).
  */
-export function decodeResponsesRequest(body: ResponsesRequestDto, cipher: Pick<ReasoningCipher, 'open'>): GenerationRequest {
+export function decodeResponsesRequest(
+  body: ResponsesRequestDto,
+  cipher: Pick<ReasoningCipher, 'open'>,
+): GenerationRequest {
   if (body.background === true) {
-    throw new GatewayError('invalid_request', 'background responses are not supported: this gateway stores no responses', { param: 'background' });
+    throw new GatewayError(
+      'invalid_request',
+      'background responses are not supported: this gateway stores no responses',
+      { param: 'background' },
+    );
   }
   return {
     ...decodeResponsesPrompt(body, cipher),
@@ -36,13 +54,22 @@ export type ResponsesPrompt = ResponsesPromptDto & { input: string | ResponsesIn
 export function decodeResponsesPrompt(body: ResponsesPrompt, cipher: Pick<ReasoningCipher, 'open'>): GenerationRequest {
   if (body.previous_response_id !== undefined || body.conversation !== undefined) {
     const param = body.previous_response_id !== undefined ? 'previous_response_id' : 'conversation';
-    throw new GatewayError('invalid_request', `${param} is not supported: this gateway stores no responses; send the whole conversation as input`, { param });
+    throw new GatewayError(
+      'invalid_request',
+      `${param} is not supported: this gateway stores no responses; send the whole conversation as input`,
+      { param },
+    );
   }
-  const reference = typeof body.input === 'string' ? -1 : body.input.findIndex((item) => item.type === 'item_reference');
+  const reference =
+    typeof body.input === 'string' ? -1 : body.input.findIndex((item) => item.type === 'item_reference');
   if (reference !== -1) {
-    throw new GatewayError('invalid_request', `input[${reference}] is an item_reference, and this gateway stores no responses: send the item itself`, {
-      param: `input[${reference}]`,
-    });
+    throw new GatewayError(
+      'invalid_request',
+      `input[${reference}] is an item_reference, and this gateway stores no responses: send the item itself`,
+      {
+        param: `input[${reference}]`,
+      },
+    );
   }
   const toolset = readResponsesTools(body.tools, additionalToolLists(body.input));
   const messages: ChatMessage[] = [];
@@ -110,7 +137,10 @@ function decodeInput(input: string | ResponsesInputItem[], cipher: Pick<Reasonin
       }
       case 'function_call_output':
       case 'custom_tool_call_output': {
-        const output = item as Extract<ResponsesInputItem, { type: 'function_call_output' | 'custom_tool_call_output' }>;
+        const output = item as Extract<
+          ResponsesInputItem,
+          { type: 'function_call_output' | 'custom_tool_call_output' }
+        >;
         messages.push({ role: 'tool', toolCallId: output.call_id, content: toolOutputText(output.output) });
         break;
       }
@@ -139,7 +169,11 @@ function decodeInput(input: string | ResponsesInputItem[], cipher: Pick<Reasonin
  * The reasoning an item carries: the sealed text when there is one (it is whole, where a
  * summary may be all a client kept), else its raw text, else its summary.
  */
-function reasoningText(item: Extract<ResponsesInputItem, { type: 'reasoning' }>, index: number, cipher: Pick<ReasoningCipher, 'open'>): string {
+function reasoningText(
+  item: Extract<ResponsesInputItem, { type: 'reasoning' }>,
+  index: number,
+  cipher: Pick<ReasoningCipher, 'open'>,
+): string {
   if (typeof item.encrypted_content === 'string') {
     const text = cipher.open(item.encrypted_content);
     if (text === undefined) {

@@ -1,14 +1,27 @@
 import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StreamEvent } from '../../streaming/stream-event.js';
-import { ackOf, counterIds, countersOnOutput, payloadsOf, scripts, transcriptOf, usageOf } from '../../../test/support/transcript.js';
+import {
+  ackOf,
+  counterIds,
+  countersOnOutput,
+  payloadsOf,
+  scripts,
+  transcriptOf,
+  usageOf,
+} from '../../../test/support/transcript.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { encodeResponsesStream } from './encode-responses-stream.js';
 import { responseEnvelope } from './response-object.js';
 import type { ResponsesRequestDto } from './responses-request.dto.js';
 
-const request = { model: 'stub', input: 'hi', tools: [{ type: 'function', name: 'get_weather' }] } as ResponsesRequestDto;
-const encoder = (body: ResponsesRequestDto = request) => encodeResponsesStream(responseEnvelope('resp_1', 1700000000, body, fakeSealer), counterIds());
+const request = {
+  model: 'stub',
+  input: 'hi',
+  tools: [{ type: 'function', name: 'get_weather' }],
+} as ResponsesRequestDto;
+const encoder = (body: ResponsesRequestDto = request) =>
+  encodeResponsesStream(responseEnvelope('resp_1', 1700000000, body, fakeSealer), counterIds());
 /** Deterministic stand-in for the cipher, so that goldens stay byte-stable. */
 const fakeSealer = { seal: (text: string) => `sealed(${text})` };
 
@@ -18,7 +31,12 @@ const codexTools = {
   input: 'hi',
   tools: [
     { type: 'web_search', external_web_access: false },
-    { type: 'namespace', name: 'mcp__files__', description: 'Files.', tools: [{ type: 'function', name: 'read_file', parameters: { type: 'object' } }] },
+    {
+      type: 'namespace',
+      name: 'mcp__files__',
+      description: 'Files.',
+      tools: [{ type: 'function', name: 'read_file', parameters: { type: 'object' } }],
+    },
     { type: 'custom', name: 'apply_patch', description: 'Patches files.' },
   ],
 } as ResponsesRequestDto;
@@ -44,15 +62,30 @@ function sequenceNumbers(text: string): number[] {
 }
 
 describe('encodeResponsesStream and counters on output pieces', () => {
-  it.each(Object.keys(scripts) as Array<keyof typeof scripts>)('%s: the same events as with the acks apart', async (name) => {
-    const failure = name === 'failureAfterHeartbeat' ? new EngineError('upstream', 'gone') : undefined;
-    expect(await transcriptOf(countersOnOutput(scripts[name]()), encoder(), failure)).toBe(await transcriptOf(scripts[name](), encoder(), failure));
-  });
+  it.each(Object.keys(scripts) as Array<keyof typeof scripts>)(
+    '%s: the same events as with the acks apart',
+    async (name) => {
+      const failure = name === 'failureAfterHeartbeat' ? new EngineError('upstream', 'gone') : undefined;
+      expect(await transcriptOf(countersOnOutput(scripts[name]()), encoder(), failure)).toBe(
+        await transcriptOf(scripts[name](), encoder(), failure),
+      );
+    },
+  );
 
   it('reports the latest counters a piece carried in a failed response', async () => {
-    const cut: StreamEvent[] = [ackOf(3, 1), { type: 'text', text: 'half' }, ackOf(3, 2), { type: 'text', text: ' more' }];
-    const failed = payloadsOf(await transcriptOf(countersOnOutput(cut), encoder(), new EngineError('upstream', 'gone'))).at(-1);
-    expect(failed).toMatchObject({ type: 'response.failed', response: { usage: { input_tokens: 3, output_tokens: 2 } } });
+    const cut: StreamEvent[] = [
+      ackOf(3, 1),
+      { type: 'text', text: 'half' },
+      ackOf(3, 2),
+      { type: 'text', text: ' more' },
+    ];
+    const failed = payloadsOf(
+      await transcriptOf(countersOnOutput(cut), encoder(), new EngineError('upstream', 'gone')),
+    ).at(-1);
+    expect(failed).toMatchObject({
+      type: 'response.failed',
+      response: { usage: { input_tokens: 3, output_tokens: 2 } },
+    });
   });
 });
 
@@ -74,7 +107,9 @@ describe('encodeResponsesStream (golden transcripts)', () => {
   });
 
   it('a namespaced function call and a custom tool call, under the names the client gave them', async () => {
-    await expect(await transcriptOf(namespacedAndCustomCalls, encoder(codexTools))).toMatchFileSnapshot(golden('namespaced-and-custom-calls'));
+    await expect(await transcriptOf(namespacedAndCustomCalls, encoder(codexTools))).toMatchFileSnapshot(
+      golden('namespaced-and-custom-calls'),
+    );
   });
 
   it('function calls with arguments deltas and done events carrying the name', async () => {
@@ -86,7 +121,11 @@ describe('encodeResponsesStream (golden transcripts)', () => {
   });
 
   it('response.failed after a heartbeat, as the last event', async () => {
-    const text = await transcriptOf(scripts.failureAfterHeartbeat(), encoder(), new EngineError('upstream', 'Upstream went away.'));
+    const text = await transcriptOf(
+      scripts.failureAfterHeartbeat(),
+      encoder(),
+      new EngineError('upstream', 'Upstream went away.'),
+    );
     await expect(text).toMatchFileSnapshot(golden('failed'));
     expect(text.trim().split('\n\n').at(-1)).toMatch(/^event: response\.failed\n/);
   });
@@ -100,7 +139,11 @@ describe('encodeResponsesStream with interleaved tool calls', () => {
         { type: 'tool_call', index: 1, id: 'b', name: 'g', arguments: '{"y":' },
         { type: 'tool_call', index: 0, arguments: '1}' },
         { type: 'tool_call', index: 1, arguments: '2}' },
-        { type: 'done', finishReason: 'tool_calls', usage: { promptTokens: 1, completionTokens: 4, cachedTokens: 0, reasoningTokens: 0 } },
+        {
+          type: 'done',
+          finishReason: 'tool_calls',
+          usage: { promptTokens: 1, completionTokens: 4, cachedTokens: 0, reasoningTokens: 0 },
+        },
       ],
       encoder(),
     );
@@ -108,7 +151,13 @@ describe('encodeResponsesStream with interleaved tool calls', () => {
     expect(events.filter((event) => event.type === 'response.output_item.added')).toHaveLength(2);
     const final = events.at(-1);
     expect(final.type).toBe('response.completed');
-    expect(final.response.output.map((item: { name: string; call_id: string; arguments: string }) => [item.name, item.call_id, JSON.parse(item.arguments)])).toEqual([
+    expect(
+      final.response.output.map((item: { name: string; call_id: string; arguments: string }) => [
+        item.name,
+        item.call_id,
+        JSON.parse(item.arguments),
+      ]),
+    ).toEqual([
       ['f', 'a', { x: 1 }],
       ['g', 'b', { y: 2 }],
     ]);
@@ -125,7 +174,13 @@ describe('encodeResponsesStream endings', () => {
     const failed = await lastEvent([{ type: 'text', text: 'Hello' }], new EngineError('upstream', 'gone'));
     expect(failed.type).toBe('response.failed');
     expect(failed.response.output).toEqual([
-      { id: 'msg_1', type: 'message', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text: 'Hello', annotations: [], logprobs: [] }] },
+      {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        status: 'incomplete',
+        content: [{ type: 'output_text', text: 'Hello', annotations: [], logprobs: [] }],
+      },
     ]);
   });
 
@@ -140,8 +195,14 @@ describe('encodeResponsesStream endings', () => {
 
   it('ends a filtered answer as incomplete, for content_filter', async () => {
     const usage = { promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0 };
-    const filtered = await lastEvent([{ type: 'text', text: 'Hm' }, { type: 'done', finishReason: 'content_filter', usage }]);
-    expect(filtered).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'content_filter' } } });
+    const filtered = await lastEvent([
+      { type: 'text', text: 'Hm' },
+      { type: 'done', finishReason: 'content_filter', usage },
+    ]);
+    expect(filtered).toMatchObject({
+      type: 'response.incomplete',
+      response: { status: 'incomplete', incomplete_details: { reason: 'content_filter' } },
+    });
   });
 });
 
@@ -159,7 +220,9 @@ describe('encodeResponsesStream reasoning summaries', () => {
     expect(family).toEqual([...family].sort((a, b) => a - b));
     expect(family[0]).toBeGreaterThan(types.indexOf('response.output_item.added'));
     expect(family[3]).toBeLessThan(reasoningDone);
-    expect(events.filter((event) => event.type === 'response.reasoning_summary_text.delta').map((event) => event.delta)).toEqual(['think', ' hard']);
+    expect(
+      events.filter((event) => event.type === 'response.reasoning_summary_text.delta').map((event) => event.delta),
+    ).toEqual(['think', ' hard']);
     expect(events[reasoningDone].item.summary).toEqual([{ type: 'summary_text', text: 'think hard' }]);
     expect(events.at(-1).response.reasoning).toEqual({ effort: null, summary: 'auto' });
   });
@@ -167,13 +230,21 @@ describe('encodeResponsesStream reasoning summaries', () => {
   it('send none of them without reasoning.summary (generate_summary, the older name, counts too)', async () => {
     const plain = payloadsOf(await transcriptOf(scripts.reasoning(), encoder()));
     expect(plain.some((event) => event.type.startsWith('response.reasoning_summary'))).toBe(false);
-    const older = payloadsOf(await transcriptOf(scripts.reasoning(), encoder({ ...request, reasoning: { generate_summary: 'concise' } } as ResponsesRequestDto)));
+    const older = payloadsOf(
+      await transcriptOf(
+        scripts.reasoning(),
+        encoder({ ...request, reasoning: { generate_summary: 'concise' } } as ResponsesRequestDto),
+      ),
+    );
     expect(older.filter((event) => event.type === 'response.reasoning_summary_text.delta')).toHaveLength(2);
   });
 });
 
 describe('encodeResponsesStream sealed reasoning', () => {
-  const sealing = { ...request, include: ['reasoning.encrypted_content', 'message.output_text.logprobs', 'something.new'] } as ResponsesRequestDto;
+  const sealing = {
+    ...request,
+    include: ['reasoning.encrypted_content', 'message.output_text.logprobs', 'something.new'],
+  } as ResponsesRequestDto;
 
   it('puts encrypted_content on the finished reasoning item and the final response, when included', async () => {
     const events = payloadsOf(await transcriptOf(scripts.reasoning(), encoder(sealing)));
@@ -187,7 +258,9 @@ describe('encodeResponsesStream sealed reasoning', () => {
   it('leaves it out when not included, and seals what was streamed before a failure', async () => {
     const events = payloadsOf(await transcriptOf(scripts.reasoning(), encoder()));
     expect(events.at(-1).response.output[0]).not.toHaveProperty('encrypted_content');
-    const failed = payloadsOf(await transcriptOf([{ type: 'reasoning', text: 'half' }], encoder(sealing), new EngineError('upstream', 'gone'))).at(-1);
+    const failed = payloadsOf(
+      await transcriptOf([{ type: 'reasoning', text: 'half' }], encoder(sealing), new EngineError('upstream', 'gone')),
+    ).at(-1);
     expect(failed.response.output[0]).toMatchObject({ status: 'incomplete', encrypted_content: 'sealed(half)' });
   });
 });
@@ -196,8 +269,23 @@ describe('encodeResponsesStream tool calls under the client names', () => {
   it('ends with the namespaced call and the custom call whole, and no arguments events for the custom one', async () => {
     const events = payloadsOf(await transcriptOf(namespacedAndCustomCalls, encoder(codexTools)));
     expect(events.at(-1).response.output).toEqual([
-      { id: 'fc_1', type: 'function_call', call_id: 'call_a', name: 'read_file', namespace: 'mcp__files__', arguments: '{"path":"README.md"}', status: 'completed' },
-      { id: 'ctc_2', type: 'custom_tool_call', call_id: 'call_b', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch', status: 'completed' },
+      {
+        id: 'fc_1',
+        type: 'function_call',
+        call_id: 'call_a',
+        name: 'read_file',
+        namespace: 'mcp__files__',
+        arguments: '{"path":"README.md"}',
+        status: 'completed',
+      },
+      {
+        id: 'ctc_2',
+        type: 'custom_tool_call',
+        call_id: 'call_b',
+        name: 'apply_patch',
+        input: '*** Begin Patch\n*** End Patch',
+        status: 'completed',
+      },
     ]);
     const custom = events.filter((event) => event.item_id === 'ctc_2').map((event) => event.type);
     expect(custom).toEqual(['response.custom_tool_call_input.delta', 'response.custom_tool_call_input.done']);
@@ -213,23 +301,45 @@ describe('encodeResponsesStream tool calls under the client names', () => {
         encoder(codexTools),
       ),
     );
-    expect(events.at(-1).response.output[0]).toEqual({ id: 'fc_1', type: 'function_call', call_id: 'c', name: 'invented', arguments: '{}', status: 'completed' });
+    expect(events.at(-1).response.output[0]).toEqual({
+      id: 'fc_1',
+      type: 'function_call',
+      call_id: 'c',
+      name: 'invented',
+      arguments: '{}',
+      status: 'completed',
+    });
   });
 
   it('keeps what was streamed of a custom call cut short by a failure', async () => {
     const failed = payloadsOf(
-      await transcriptOf([{ type: 'tool_call', index: 0, id: 'c', name: 'apply_patch', arguments: '{"input":"*** Be' }], encoder(codexTools), new EngineError('upstream', 'gone')),
+      await transcriptOf(
+        [{ type: 'tool_call', index: 0, id: 'c', name: 'apply_patch', arguments: '{"input":"*** Be' }],
+        encoder(codexTools),
+        new EngineError('upstream', 'gone'),
+      ),
     ).at(-1);
-    expect(failed.response.output[0]).toMatchObject({ type: 'custom_tool_call', status: 'incomplete', input: '{"input":"*** Be' });
+    expect(failed.response.output[0]).toMatchObject({
+      type: 'custom_tool_call',
+      status: 'incomplete',
+      input: '{"input":"*** Be',
+    });
   });
 });
 
 describe('encodeResponsesStream failure codes', () => {
   it('names a prompt over the context context_length_exceeded, as agents look for it', async () => {
-    const tooLong = new EngineError('invalid_request', 'The prompt is 9000 tokens; this model holds 4096.', { code: 'context_length_exceeded' });
+    const tooLong = new EngineError('invalid_request', 'The prompt is 9000 tokens; this model holds 4096.', {
+      code: 'context_length_exceeded',
+    });
     const failed = payloadsOf(await transcriptOf([], encoder(), tooLong)).at(-1);
-    expect(failed).toMatchObject({ type: 'response.failed', response: { status: 'failed', error: { code: 'context_length_exceeded' } } });
-    const other = payloadsOf(await transcriptOf([], encoder(), new EngineError('invalid_request', 'bad template'))).at(-1);
+    expect(failed).toMatchObject({
+      type: 'response.failed',
+      response: { status: 'failed', error: { code: 'context_length_exceeded' } },
+    });
+    const other = payloadsOf(await transcriptOf([], encoder(), new EngineError('invalid_request', 'bad template'))).at(
+      -1,
+    );
     expect(other.response.error.code).toBe('invalid_prompt');
   });
 });

@@ -90,7 +90,11 @@ export function encodeResponsesStream(
               if (input.length > 0) emit('response.custom_tool_call_input.delta', { ...at, delta: input });
               emit('response.custom_tool_call_input.done', { ...at, input });
             } else {
-              emit('response.function_call_arguments.done', { ...at, arguments: open.text, name: open.tool?.name ?? open.name });
+              emit('response.function_call_arguments.done', {
+                ...at,
+                arguments: open.text,
+                name: open.tool?.name ?? open.name,
+              });
             }
             item = toolCallItem(open.tool, open.id, open.callId, open.name, open.text, 'completed');
             break;
@@ -106,7 +110,12 @@ export function encodeResponsesStream(
         output[next.outputIndex] = item;
         emit('response.output_item.added', { output_index: next.outputIndex, item });
         if (part !== undefined) {
-          emit('response.content_part.added', { item_id: next.id, output_index: next.outputIndex, content_index: 0, part });
+          emit('response.content_part.added', {
+            item_id: next.id,
+            output_index: next.outputIndex,
+            content_index: 0,
+            part,
+          });
         }
       };
 
@@ -124,18 +133,33 @@ export function encodeResponsesStream(
         if (event.arguments.length === 0) return;
         item.text += event.arguments;
         if (item.tool?.kind !== 'custom') {
-          emit('response.function_call_arguments.delta', { item_id: item.id, output_index: item.outputIndex, delta: event.arguments });
+          emit('response.function_call_arguments.delta', {
+            item_id: item.id,
+            output_index: item.outputIndex,
+            delta: event.arguments,
+          });
         }
         // A piece of a call whose item was already closed (an upstream that interleaves calls):
         // the final response carries the whole arguments all the same.
-        if (open !== item) output[item.outputIndex] = toolCallItem(item.tool, item.id, item.callId, item.name, item.text, 'completed');
+        if (open !== item)
+          output[item.outputIndex] = toolCallItem(item.tool, item.id, item.callId, item.name, item.text, 'completed');
       };
 
       const onReasoning = (text: string) => {
         if (open?.kind !== 'reasoning') {
           const id = newItemId('rs_');
-          openItem({ kind: 'reasoning', outputIndex: output.length, id, text: '' }, reasoningItem(id, undefined, 'in_progress'), reasoningPart(''));
-          if (summary) emit('response.reasoning_summary_part.added', { item_id: id, output_index: open!.outputIndex, summary_index: 0, part: summaryPart('') });
+          openItem(
+            { kind: 'reasoning', outputIndex: output.length, id, text: '' },
+            reasoningItem(id, undefined, 'in_progress'),
+            reasoningPart(''),
+          );
+          if (summary)
+            emit('response.reasoning_summary_part.added', {
+              item_id: id,
+              output_index: open!.outputIndex,
+              summary_index: 0,
+              part: summaryPart(''),
+            });
         }
         const item = open as Extract<OpenItem, { kind: 'reasoning' }>;
         item.text += text;
@@ -145,7 +169,8 @@ export function encodeResponsesStream(
       };
 
       const onEvent = (event: StreamEvent) => {
-        if (event.type === 'heartbeat') return emit('response.in_progress', { response: responseObject(envelope, 'in_progress', [...output]) });
+        if (event.type === 'heartbeat')
+          return emit('response.in_progress', { response: responseObject(envelope, 'in_progress', [...output]) });
         // The latest counters (an ack's, or an output piece's): what a failed response reports.
         usage = countersOf(event)?.usage ?? usage;
         switch (event.type) {
@@ -159,7 +184,11 @@ export function encodeResponsesStream(
             if (event.text.length === 0) return;
             if (open?.kind !== 'message') {
               const id = newItemId('msg_');
-              openItem({ kind: 'message', outputIndex: output.length, id, text: '' }, messageItem(id, undefined, 'in_progress'), outputTextPart(''));
+              openItem(
+                { kind: 'message', outputIndex: output.length, id, text: '' },
+                messageItem(id, undefined, 'in_progress'),
+                outputTextPart(''),
+              );
             }
             const item = open as Extract<OpenItem, { kind: 'message' }>;
             item.text += event.text;
@@ -198,7 +227,9 @@ export function encodeResponsesStream(
           error: (error: unknown) => {
             // What was already streamed stays in the output (openai-node replaces its snapshot with it).
             if (open) output[open.outputIndex] = partialItem(open, envelope);
-            emit('response.failed', { response: responseObject(envelope, 'failed', [...output], { usage, error: asGatewayError(error) }) });
+            emit('response.failed', {
+              response: responseObject(envelope, 'failed', [...output], { usage, error: asGatewayError(error) }),
+            });
             subscriber.complete();
           },
           complete: () => subscriber.complete(),

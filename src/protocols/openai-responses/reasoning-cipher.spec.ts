@@ -32,7 +32,15 @@ describe('ReasoningCipher', () => {
     expect(ReasoningCipher.fromSecret(`${SECRET}!`).open(blob)).toBeUndefined();
     expect(ReasoningCipher.fromSecret(undefined).open(blob)).toBeUndefined();
     const cipher = ReasoningCipher.fromSecret(SECRET);
-    for (const foreign of ['', 'gAAAAABoZ3xK', 'not base64 at all!', Buffer.alloc(64, 1).toString('base64'), blob.slice(0, 20), `${blob}AAAA`, ` ${blob}`]) {
+    for (const foreign of [
+      '',
+      'gAAAAABoZ3xK',
+      'not base64 at all!',
+      Buffer.alloc(64, 1).toString('base64'),
+      blob.slice(0, 20),
+      `${blob}AAAA`,
+      ` ${blob}`,
+    ]) {
       expect(cipher.open(foreign), JSON.stringify(foreign)).toBeUndefined();
     }
   });

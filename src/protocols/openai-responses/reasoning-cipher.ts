@@ -28,7 +28,9 @@ export class ReasoningCipher implements ReasoningSealer {
 
   /** The key is the SHA-256 of `secret`; without one, a random key lives as long as this process. */
   static fromSecret(secret: string | undefined): ReasoningCipher {
-    return new ReasoningCipher(secret === undefined ? randomBytes(32) : createHash('sha256').update(secret, 'utf8').digest());
+    return new ReasoningCipher(
+      secret === undefined ? randomBytes(32) : createHash('sha256').update(secret, 'utf8').digest(),
+    );
   }
 
   /**
@@ -36,7 +38,9 @@ export class ReasoningCipher implements ReasoningSealer {
    * the key's id is bound into every tag, so a blob sealed for one key does not open for another.
    */
   forKey(keyId: string): ReasoningCipher {
-    return keyId === '' ? this : new ReasoningCipher(this.key, Buffer.concat([CONTEXT, Buffer.from(`\n${keyId}`, 'utf8')]));
+    return keyId === ''
+      ? this
+      : new ReasoningCipher(this.key, Buffer.concat([CONTEXT, Buffer.from(`\n${keyId}`, 'utf8')]));
   }
 
   seal(text: string): string {
@@ -51,14 +55,17 @@ export class ReasoningCipher implements ReasoningSealer {
   open(blob: string): string | undefined {
     const bytes = Buffer.from(blob, 'base64');
     // Node's base64 decoder skips what it cannot read; only the exact encoding of the bytes counts.
-    if (bytes.length < 1 + IV_BYTES + TAG_BYTES || bytes[0] !== VERSION || bytes.toString('base64') !== blob) return undefined;
+    if (bytes.length < 1 + IV_BYTES + TAG_BYTES || bytes[0] !== VERSION || bytes.toString('base64') !== blob)
+      return undefined;
     const iv = bytes.subarray(1, 1 + IV_BYTES);
     const tag = bytes.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
     try {
       const decipher = createDecipheriv(ALGORITHM, this.key, iv, { authTagLength: TAG_BYTES });
       decipher.setAAD(this.context);
       decipher.setAuthTag(tag);
-      return Buffer.concat([decipher.update(bytes.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(bytes.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+        'utf8',
+      );
     } catch {
       return undefined;
     }

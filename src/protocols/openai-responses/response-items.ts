@@ -14,7 +14,12 @@ export interface ReasoningOutput {
 
 export const PLAIN_REASONING: ReasoningOutput = Object.freeze({ summary: false });
 
-export function reasoningItem(id: string, text: string | undefined, status: ItemStatus, output: ReasoningOutput = PLAIN_REASONING) {
+export function reasoningItem(
+  id: string,
+  text: string | undefined,
+  status: ItemStatus,
+  output: ReasoningOutput = PLAIN_REASONING,
+) {
   return {
     id,
     type: 'reasoning',
@@ -41,12 +46,42 @@ export function outputTextPart(text: string) {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
 }
 
-export function functionCallItem(id: string, callId: string, name: string, argumentsText: string, status: ItemStatus, namespace?: string) {
-  return { id, type: 'function_call', call_id: callId, name, ...(namespace === undefined ? {} : { namespace }), arguments: argumentsText, status };
+export function functionCallItem(
+  id: string,
+  callId: string,
+  name: string,
+  argumentsText: string,
+  status: ItemStatus,
+  namespace?: string,
+) {
+  return {
+    id,
+    type: 'function_call',
+    call_id: callId,
+    name,
+    ...(namespace === undefined ? {} : { namespace }),
+    arguments: argumentsText,
+    status,
+  };
 }
 
-export function customToolCallItem(id: string, callId: string, name: string, input: string, status: ItemStatus, namespace?: string) {
-  return { id, type: 'custom_tool_call', call_id: callId, name, ...(namespace === undefined ? {} : { namespace }), input, status };
+export function customToolCallItem(
+  id: string,
+  callId: string,
+  name: string,
+  input: string,
+  status: ItemStatus,
+  namespace?: string,
+) {
+  return {
+    id,
+    type: 'custom_tool_call',
+    call_id: callId,
+    name,
+    ...(namespace === undefined ? {} : { namespace }),
+    input,
+    status,
+  };
 }
 
 /**
@@ -54,8 +89,16 @@ export function customToolCallItem(id: string, callId: string, name: string, inp
  * `custom_tool_call` whose input is taken out of the arguments; under the tool's own name and
  * namespace. A name the client never offered stays a function call under that name.
  */
-export function toolCallItem(tool: ClientTool | undefined, id: string, callId: string, flatName: string, argumentsText: string, status: ItemStatus) {
-  if (tool?.kind === 'custom') return customToolCallItem(id, callId, tool.name, customToolInput(argumentsText), status, tool.namespace);
+export function toolCallItem(
+  tool: ClientTool | undefined,
+  id: string,
+  callId: string,
+  flatName: string,
+  argumentsText: string,
+  status: ItemStatus,
+) {
+  if (tool?.kind === 'custom')
+    return customToolCallItem(id, callId, tool.name, customToolInput(argumentsText), status, tool.namespace);
   return functionCallItem(id, callId, tool?.name ?? flatName, argumentsText, status, tool?.namespace);
 }
 

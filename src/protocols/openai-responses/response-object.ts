@@ -59,7 +59,9 @@ export function responseEnvelope(
       temperature: body.temperature ?? 1,
       text: { format: body.text?.format ?? { type: 'text' } },
       tool_choice: body.tool_choice ?? 'auto',
-      tools: (body.tools ?? []).map((tool) => (tool.type === 'function' ? { strict: true, parameters: null, description: null, ...tool } : tool)),
+      tools: (body.tools ?? []).map((tool) =>
+        tool.type === 'function' ? { strict: true, parameters: null, description: null, ...tool } : tool,
+      ),
       top_p: body.top_p ?? 1,
       truncation: 'disabled',
       user: body.user ?? null,
@@ -79,12 +81,18 @@ export function responseObject(
     object: 'response',
     created_at: envelope.createdAt,
     status,
-    ...(status === 'completed' || status === 'incomplete' || status === 'failed' || status === 'cancelled' ? { completed_at: Math.floor(Date.now() / 1000) } : {}),
+    ...(status === 'completed' || status === 'incomplete' || status === 'failed' || status === 'cancelled'
+      ? { completed_at: Math.floor(Date.now() / 1000) }
+      : {}),
     model: envelope.model,
     output,
-    error: extra.error ? { code: responsesErrorCode(extra.error), message: toOpenAIErrorBody(extra.error).error.message } : null,
+    error: extra.error
+      ? { code: responsesErrorCode(extra.error), message: toOpenAIErrorBody(extra.error).error.message }
+      : null,
     incomplete_details:
-      status === 'incomplete' ? { reason: extra.finishReason === 'content_filter' ? 'content_filter' : 'max_output_tokens' } : null,
+      status === 'incomplete'
+        ? { reason: extra.finishReason === 'content_filter' ? 'content_filter' : 'max_output_tokens' }
+        : null,
     usage: extra.usage ? toResponsesUsage(extra.usage) : null,
     ...envelope.echo,
   };

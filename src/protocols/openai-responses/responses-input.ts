@@ -12,10 +12,31 @@ export type ResponsesMessageItem = {
 };
 /** Text parts of a tool's output; images and files are accepted and left out (tool results are text here). */
 export type ResponsesToolOutput = string | Array<{ type: string; text?: string }>;
-export type ResponsesFunctionCallItem = { type: 'function_call'; call_id: string; name: string; namespace?: string | null; arguments: string; id?: string };
-export type ResponsesFunctionCallOutputItem = { type: 'function_call_output'; call_id: string; output: ResponsesToolOutput };
-export type ResponsesCustomToolCallItem = { type: 'custom_tool_call'; call_id: string; name: string; namespace?: string | null; input: string };
-export type ResponsesCustomToolCallOutputItem = { type: 'custom_tool_call_output'; call_id: string; output: ResponsesToolOutput };
+export type ResponsesFunctionCallItem = {
+  type: 'function_call';
+  call_id: string;
+  name: string;
+  namespace?: string | null;
+  arguments: string;
+  id?: string;
+};
+export type ResponsesFunctionCallOutputItem = {
+  type: 'function_call_output';
+  call_id: string;
+  output: ResponsesToolOutput;
+};
+export type ResponsesCustomToolCallItem = {
+  type: 'custom_tool_call';
+  call_id: string;
+  name: string;
+  namespace?: string | null;
+  input: string;
+};
+export type ResponsesCustomToolCallOutputItem = {
+  type: 'custom_tool_call_output';
+  call_id: string;
+  output: ResponsesToolOutput;
+};
 export type ResponsesReasoningItem = {
   type: 'reasoning';
   summary?: Array<{ type: 'summary_text'; text: string }> | null;
@@ -42,7 +63,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const isOptionalString = (value: unknown) => value == null || isString(value);
 const isTextList = (value: unknown, types: readonly string[]) =>
-  Array.isArray(value) && value.every((part) => isObject(part) && types.includes(part.type as string) && isString(part.text));
+  Array.isArray(value) &&
+  value.every((part) => isObject(part) && types.includes(part.type as string) && isString(part.text));
 
 const PART_TYPES: Record<string, readonly string[]> = {
   user: ['input_text', 'input_image'],
@@ -65,7 +87,10 @@ export function inputItemProblem(item: unknown): string | undefined {
       return undefined;
     }
     case 'function_call':
-      return isString(item.call_id) && isString(item.name) && isString(item.arguments) && isOptionalString(item.namespace)
+      return isString(item.call_id) &&
+        isString(item.name) &&
+        isString(item.arguments) &&
+        isOptionalString(item.namespace)
         ? undefined
         : 'a function_call needs string call_id, name and arguments (and namespace, when given, a string)';
     case 'custom_tool_call':
@@ -85,7 +110,9 @@ export function inputItemProblem(item: unknown): string | undefined {
         ? undefined
         : 'a reasoning item needs summary and content as lists of {type, text} parts, and encrypted_content as a string';
     case 'additional_tools':
-      return Array.isArray(item.tools) && isOptionalString(item.role) ? undefined : 'an additional_tools item needs a list of tools';
+      return Array.isArray(item.tools) && isOptionalString(item.role)
+        ? undefined
+        : 'an additional_tools item needs a list of tools';
     case 'item_reference':
       return isString(item.id) && item.id.length > 0 ? undefined : 'an item_reference needs the id of a stored item';
     default:
@@ -101,7 +128,9 @@ function isToolOutput(value: unknown): boolean {
     value.every(
       (part) =>
         isObject(part) &&
-        (((part.type === 'input_text' || part.type === 'output_text') && isString(part.text)) || part.type === 'input_image' || part.type === 'input_file'),
+        (((part.type === 'input_text' || part.type === 'output_text') && isString(part.text)) ||
+          part.type === 'input_image' ||
+          part.type === 'input_file'),
     )
   );
 }

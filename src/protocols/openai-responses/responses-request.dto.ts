@@ -77,7 +77,11 @@ export class ResponsesPromptDto {
   tools?: Array<Record<string, unknown>>;
 
   @Optional()
-  @IsKeywordOrObject(['none', 'auto', 'required'], (value) => typeof value.type === 'string', '{"type": "function", "name": ...}')
+  @IsKeywordOrObject(
+    ['none', 'auto', 'required'],
+    (value) => typeof value.type === 'string',
+    '{"type": "function", "name": ...}',
+  )
   tool_choice?: ResponsesToolChoice;
 
   @Nullable()
@@ -167,10 +171,12 @@ function IsResponsesInput(): PropertyDecorator {
     name: 'isResponsesInput',
     validator: {
       validate: (value) =>
-        typeof value === 'string' || (Array.isArray(value) && value.length > 0 && value.every((item) => inputItemProblem(item) === undefined)),
+        typeof value === 'string' ||
+        (Array.isArray(value) && value.length > 0 && value.every((item) => inputItemProblem(item) === undefined)),
       defaultMessage: (args) => {
         const value: unknown = args?.value;
-        if (!Array.isArray(value) || value.length === 0) return 'input must be a string or a non-empty list of input items';
+        if (!Array.isArray(value) || value.length === 0)
+          return 'input must be a string or a non-empty list of input items';
         const index = value.findIndex((item) => inputItemProblem(item) !== undefined);
         return `input[${index}] ${inputItemProblem(value[index])}`;
       },

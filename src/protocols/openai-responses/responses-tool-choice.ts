@@ -11,11 +11,16 @@ export type ResponsesToolChoice = 'none' | 'auto' | 'required' | ({ type: string
  * tool may be given by its own name (with `namespace`, or alone when no other tool shares it) or
  * by its flat name; forcing a hosted tool is refused, since no engine here can run one.
  */
-export function decodeResponsesToolChoice(choice: ResponsesToolChoice | undefined, toolset: ResponsesToolset): ToolChoice {
+export function decodeResponsesToolChoice(
+  choice: ResponsesToolChoice | undefined,
+  toolset: ResponsesToolset,
+): ToolChoice {
   const names = toolset.definitions.map((definition) => definition.name);
   if (choice === undefined || typeof choice === 'string') {
     if (choice === 'required' && names.length === 0 && toolset.hosted.length > 0) {
-      throw invalid(`tool_choice "required" needs a function or custom tool; the hosted tools given (${toolset.hosted.join(', ')}) do not run on this gateway`);
+      throw invalid(
+        `tool_choice "required" needs a function or custom tool; the hosted tools given (${toolset.hosted.join(', ')}) do not run on this gateway`,
+      );
     }
     return checkToolChoice(choice, names, 'tool_choice');
   }
@@ -24,7 +29,9 @@ export function decodeResponsesToolChoice(choice: ResponsesToolChoice | undefine
     const name = resolveName(choice.type, choice.name, choice.namespace, toolset);
     const found = toolset.byFlatName.get(name);
     if (found !== undefined && found.kind !== choice.type) {
-      throw invalid(`tool_choice names '${choice.name}', which is not among the tools as a ${choice.type} tool (it is a ${found.kind} tool)`);
+      throw invalid(
+        `tool_choice names '${choice.name}', which is not among the tools as a ${choice.type} tool (it is a ${found.kind} tool)`,
+      );
     }
     return checkToolChoice({ name }, names, 'tool_choice');
   }
@@ -37,9 +44,16 @@ export function decodeResponsesToolChoice(choice: ResponsesToolChoice | undefine
     );
   }
   if (choice.type === 'allowed_tools') {
-    throw invalid('tool_choice {"type": "allowed_tools"} is not supported: list only the allowed tools in tools instead', 'tool_choice', 'unsupported_value');
+    throw invalid(
+      'tool_choice {"type": "allowed_tools"} is not supported: list only the allowed tools in tools instead',
+      'tool_choice',
+      'unsupported_value',
+    );
   }
-  throw invalid(`tool_choice.type '${choice.type}' is not a Responses tool choice (function, custom, or a keyword: none, auto, required)`, 'tool_choice.type');
+  throw invalid(
+    `tool_choice.type '${choice.type}' is not a Responses tool choice (function, custom, or a keyword: none, auto, required)`,
+    'tool_choice.type',
+  );
 }
 
 function resolveName(kind: 'function' | 'custom', name: string, namespace: unknown, toolset: ResponsesToolset): string {

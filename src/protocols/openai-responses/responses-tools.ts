@@ -71,12 +71,19 @@ export interface ToolList {
  * A Responses `tools` list read and checked: function and custom tools (namespaced ones
  * flattened) for the engine, hosted tools set aside. A fault is a 400 whose `param` names it.
  */
-export function readResponsesTools(tools: readonly unknown[] | undefined, more: readonly ToolList[] = []): ResponsesToolset {
+export function readResponsesTools(
+  tools: readonly unknown[] | undefined,
+  more: readonly ToolList[] = [],
+): ResponsesToolset {
   const definitions: ToolDefinition[] = [];
   const byFlatName = new Map<string, ClientTool>();
   const hosted: string[] = [];
   const add = (tool: Record<string, unknown>, path: string, namespace?: string) => {
-    const client: ClientTool = { kind: tool.type as ClientTool['kind'], name: tool.name as string, ...(namespace === undefined ? {} : { namespace }) };
+    const client: ClientTool = {
+      kind: tool.type as ClientTool['kind'],
+      name: tool.name as string,
+      ...(namespace === undefined ? {} : { namespace }),
+    };
     const flat = flatToolName(namespace, client.name);
     if (byFlatName.has(flat)) throw invalid(`${path}.name`, `the tool name '${flat}' is given twice`);
     byFlatName.set(flat, client);
@@ -84,30 +91,36 @@ export function readResponsesTools(tools: readonly unknown[] | undefined, more: 
   };
 
   const lists: ToolList[] = [{ path: 'tools', tools: tools ?? [] }, ...more];
-  for (const list of lists) list.tools.forEach((tool, index) => {
-    const path = `${list.path}[${index}]`;
-    if (!isObject(tool) || typeof tool.type !== 'string') throw invalid(path, `${path} must be a tool object with a string type`);
-    if (tool.type === 'function' || tool.type === 'custom') {
-      checkCallable(tool, path);
-      add(tool, path);
-    } else if (tool.type === 'namespace') {
-      checkName(tool.name, `${path}.name`);
-      checkOptionalString(tool.description, `${path}.description`);
-      if (!Array.isArray(tool.tools) || tool.tools.length === 0) throw invalid(`${path}.tools`, `${path}.tools must be a non-empty list of function or custom tools`);
-      tool.tools.forEach((inner: unknown, innerIndex: number) => {
-        const innerPath = `${path}.tools[${innerIndex}]`;
-        if (!isObject(inner) || (inner.type !== 'function' && inner.type !== 'custom')) {
-          throw invalid(innerPath, `${innerPath} must be a function or custom tool`);
-        }
-        checkCallable(inner, innerPath);
-        add({ ...inner, description: inner.description ?? tool.description }, innerPath, tool.name as string);
-      });
-    } else if (HOSTED_TOOL_TYPES.has(tool.type)) {
-      hosted.push(tool.type);
-    } else {
-      throw invalid(`${path}.type`, `${path}.type '${tool.type}' is not a Responses tool type (function, custom, namespace, or a hosted tool such as web_search)`);
-    }
-  });
+  for (const list of lists)
+    list.tools.forEach((tool, index) => {
+      const path = `${list.path}[${index}]`;
+      if (!isObject(tool) || typeof tool.type !== 'string')
+        throw invalid(path, `${path} must be a tool object with a string type`);
+      if (tool.type === 'function' || tool.type === 'custom') {
+        checkCallable(tool, path);
+        add(tool, path);
+      } else if (tool.type === 'namespace') {
+        checkName(tool.name, `${path}.name`);
+        checkOptionalString(tool.description, `${path}.description`);
+        if (!Array.isArray(tool.tools) || tool.tools.length === 0)
+          throw invalid(`${path}.tools`, `${path}.tools must be a non-empty list of function or custom tools`);
+        tool.tools.forEach((inner: unknown, innerIndex: number) => {
+          const innerPath = `${path}.tools[${innerIndex}]`;
+          if (!isObject(inner) || (inner.type !== 'function' && inner.type !== 'custom')) {
+            throw invalid(innerPath, `${innerPath} must be a function or custom tool`);
+          }
+          checkCallable(inner, innerPath);
+          add({ ...inner, description: inner.description ?? tool.description }, innerPath, tool.name as string);
+        });
+      } else if (HOSTED_TOOL_TYPES.has(tool.type)) {
+        hosted.push(tool.type);
+      } else {
+        throw invalid(
+          `${path}.type`,
+          `${path}.type '${tool.type}' is not a Responses tool type (function, custom, namespace, or a hosted tool such as web_search)`,
+        );
+      }
+    });
   return { definitions, byFlatName, hosted };
 }
 
@@ -140,16 +153,23 @@ function functionToolDefinition(name: string, tool: Record<string, unknown>): To
 function customToolDefinition(name: string, tool: Record<string, unknown>): ToolDefinition {
   const format = tool.format as { type: string; syntax?: string; definition?: string } | undefined;
   const lines = [(tool.description as string | undefined) ?? 'A tool that takes free-form text.'];
-  if (format?.type === 'grammar') lines.push(`The input must follow this ${format.syntax} grammar:\n${format.definition}`);
-  return { name, description: lines.join('\n\n'), parameters: structuredClone(CUSTOM_TOOL_PARAMETERS) as Record<string, unknown> };
+  if (format?.type === 'grammar')
+    lines.push(`The input must follow this ${format.syntax} grammar:\n${format.definition}`);
+  return {
+    name,
+    description: lines.join('\n\n'),
+    parameters: structuredClone(CUSTOM_TOOL_PARAMETERS) as Record<string, unknown>,
+  };
 }
 
 function checkCallable(tool: Record<string, unknown>, path: string): void {
   checkName(tool.name, `${path}.name`);
   checkOptionalString(tool.description, `${path}.description`);
   if (tool.type === 'function') {
-    if (tool.parameters != null && !isObject(tool.parameters)) throw invalid(`${path}.parameters`, `${path}.parameters must be a JSON object`);
-    if (tool.strict != null && typeof tool.strict !== 'boolean') throw invalid(`${path}.strict`, `${path}.strict must be a boolean`);
+    if (tool.parameters != null && !isObject(tool.parameters))
+      throw invalid(`${path}.parameters`, `${path}.parameters must be a JSON object`);
+    if (tool.strict != null && typeof tool.strict !== 'boolean')
+      throw invalid(`${path}.strict`, `${path}.strict must be a boolean`);
     return;
   }
   const format = tool.format;
@@ -157,14 +177,20 @@ function checkCallable(tool: Record<string, unknown>, path: string): void {
   const valid =
     isObject(format) &&
     (format.type === 'text' ||
-      (format.type === 'grammar' && (format.syntax === 'lark' || format.syntax === 'regex') && typeof format.definition === 'string'));
+      (format.type === 'grammar' &&
+        (format.syntax === 'lark' || format.syntax === 'regex') &&
+        typeof format.definition === 'string'));
   if (!valid) {
-    throw invalid(`${path}.format`, `${path}.format must be {"type": "text"} or {"type": "grammar", "syntax": "lark" | "regex", "definition": ...}`);
+    throw invalid(
+      `${path}.format`,
+      `${path}.format must be {"type": "text"} or {"type": "grammar", "syntax": "lark" | "regex", "definition": ...}`,
+    );
   }
 }
 
 function checkName(name: unknown, path: string): void {
-  if (typeof name !== 'string' || !FUNCTION_NAME_PATTERN.test(name)) throw invalid(path, `${path}: ${FUNCTION_NAME_RULE}`);
+  if (typeof name !== 'string' || !FUNCTION_NAME_PATTERN.test(name))
+    throw invalid(path, `${path}: ${FUNCTION_NAME_RULE}`);
 }
 
 function checkOptionalString(value: unknown, path: string): void {

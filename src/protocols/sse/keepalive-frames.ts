@@ -39,7 +39,10 @@ export function keepaliveFrames(
 }
 
 /** `: keep-alive` comments among frames, for as long as they flow (a frame never counts as output). */
-export function keepaliveComments(intervalMs: number, onBeat: () => void = () => {}): OperatorFunction<SseFrame, SseFrame> {
+export function keepaliveComments(
+  intervalMs: number,
+  onBeat: () => void = () => {},
+): OperatorFunction<SseFrame, SseFrame> {
   const beat = () => {
     onBeat();
     return KEEPALIVE_COMMENT;

@@ -21,7 +21,10 @@ export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
       name: 'isStringMap',
       validator: {
         validate: (value) =>
-          typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((item) => typeof item === 'string'),
+          typeof value === 'object' &&
+          value !== null &&
+          !Array.isArray(value) &&
+          Object.values(value).every((item) => typeof item === 'string'),
         defaultMessage: (args) => `${args?.property} must be a JSON object of string values`,
       },
     },
@@ -58,7 +61,10 @@ export function IsKeywordOrObject(
       validator: {
         validate: (value) =>
           (typeof value === 'string' && keywords.includes(value)) ||
-          (typeof value === 'object' && value !== null && !Array.isArray(value) && isValidObject(value as Record<string, unknown>)),
+          (typeof value === 'object' &&
+            value !== null &&
+            !Array.isArray(value) &&
+            isValidObject(value as Record<string, unknown>)),
         defaultMessage: (args) =>
           `${args?.property} must be one of ${keywords.map((word) => `"${word}"`).join(', ')} or ${objectShape}`,
       },

@@ -32,7 +32,11 @@ class OuterDto {
 
 const check = (body: Record<string, unknown>) => {
   const entity = plainToInstance(OuterDto, { required: { name: 'r' }, ...body });
-  const problems = validateSync(entity, { stopAtFirstError: true }).map((error) => [error.property, Object.values(error.constraints ?? {}).join(), error.children?.length ?? 0]);
+  const problems = validateSync(entity, { stopAtFirstError: true }).map((error) => [
+    error.property,
+    Object.values(error.constraints ?? {}).join(),
+    error.children?.length ?? 0,
+  ]);
   return { entity, problems };
 };
 
@@ -51,7 +55,9 @@ describe('request DTO fields', () => {
 
   it('NestedObject: refuses a missing value, null, a scalar and (nested) arrays, and validates an object', () => {
     for (const value of [null, 'x', 1, [], [[]], [[{ name: 'n' }]]]) {
-      expect(check({ inner: value }).problems, JSON.stringify(value)).toEqual([['inner', 'inner must be a JSON object', 0]]);
+      expect(check({ inner: value }).problems, JSON.stringify(value)).toEqual([
+        ['inner', 'inner must be a JSON object', 0],
+      ]);
     }
     expect(check({ required: undefined }).problems).toEqual([['required', 'required must be a JSON object', 0]]);
     expect(check({ inner: { name: 5 } }).problems).toEqual([['inner', '', 1]]);

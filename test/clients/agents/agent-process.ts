@@ -12,7 +12,10 @@ const require = createRequire(import.meta.url);
  * copies the binary over it, and install scripts are not run here, so its fallback launcher is used.
  */
 export const CODEX_LAUNCHER = join(dirname(require.resolve('@openai/codex/package.json')), 'bin', 'codex.js');
-export const CLAUDE_LAUNCHER = join(dirname(require.resolve('@anthropic-ai/claude-code/package.json')), 'cli-wrapper.cjs');
+export const CLAUDE_LAUNCHER = join(
+  dirname(require.resolve('@anthropic-ai/claude-code/package.json')),
+  'cli-wrapper.cjs',
+);
 
 export interface AgentRun {
   code: number | null;
@@ -32,7 +35,11 @@ export function agentHome(name: string): { home: string; workdir: string } {
  * Runs `node LAUNCHER ARGS` with only the given environment (plus PATH, for the launcher's node),
  * stdin closed, in its own process group so that a timeout kills the native agent with its launcher.
  */
-export function runAgent(launcher: string, args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs: number }): Promise<AgentRun> {
+export function runAgent(
+  launcher: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs: number },
+): Promise<AgentRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [launcher, ...args], {
       cwd: options.cwd,

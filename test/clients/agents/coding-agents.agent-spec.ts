@@ -34,7 +34,8 @@ afterAll(async () => {
 });
 
 /** Everything a failed run said, for the assertion message. */
-const transcript = (run: AgentRun) => `exit ${run.code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}\n--- gateway\n${gateway.output().stdout.slice(-4000)}`;
+const transcript = (run: AgentRun) =>
+  `exit ${run.code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}\n--- gateway\n${gateway.output().stdout.slice(-4000)}`;
 
 function expectAnswered(run: AgentRun, text: string) {
   expect(run.code, transcript(run)).toBe(0);
@@ -44,7 +45,8 @@ function expectAnswered(run: AgentRun, text: string) {
 
 /** Waits (up to 3 s) for the gateway's request log to show what `condition` looks for. */
 async function logged(condition: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 3000; !condition() && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+  for (const deadline = Date.now() + 3000; !condition() && Date.now() < deadline;)
+    await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 /** The prompt sizes of the requests the gateway completed on one API, from its request log. */
@@ -56,7 +58,9 @@ function promptTokensServed(api: 'responses' | 'messages'): number[] {
     .flatMap((line) => {
       if (!line.startsWith('{')) return [];
       const entry = JSON.parse(line) as { msg?: string; api?: string; outcome?: string; promptTokens?: number };
-      return entry.msg === 'request completed' && entry.api === api && entry.outcome === 'completed' ? [entry.promptTokens ?? 0] : [];
+      return entry.msg === 'request completed' && entry.api === api && entry.outcome === 'completed'
+        ? [entry.promptTokens ?? 0]
+        : [];
     });
 }
 

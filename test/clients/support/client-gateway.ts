@@ -31,13 +31,22 @@ export interface ClientGateway {
  */
 export async function startClientGateway(): Promise<ClientGateway> {
   const upstream = await startMockUpstream({ servedModel: 'org/served-model' });
-  const overUpstream = { engine: 'http', upstreams: [upstream.url], upstreamModel: 'org/served-model', healthCheckIntervalMs: 0 };
+  const overUpstream = {
+    engine: 'http',
+    upstreams: [upstream.url],
+    upstreamModel: 'org/served-model',
+    healthCheckIntervalMs: 0,
+  };
   const gateway = await startGateway({
     models: [
       { name: 'stub', engine: 'stub' },
       { name: 'thinker', engine: 'stub', reasoning: THOUGHT },
       { name: 'upstream', ...overUpstream },
-      { name: OPENAI_REASONING_MODEL, ...overUpstream, headers: { 'x-mock-behaviour': JSON.stringify({ reasoning: THOUGHT }) } },
+      {
+        name: OPENAI_REASONING_MODEL,
+        ...overUpstream,
+        headers: { 'x-mock-behaviour': JSON.stringify({ reasoning: THOUGHT }) },
+      },
     ],
   });
   return {

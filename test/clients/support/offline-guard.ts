@@ -43,9 +43,12 @@ function install(): void {
     const host = destination(args);
     if (host === undefined || isLoopback(host)) return original.apply(this, args);
     refused.push(host);
-    const error = Object.assign(new Error(`offline guard: connection to ${host} refused (tests must not reach the network)`), {
-      code: 'ECONNREFUSED',
-    });
+    const error = Object.assign(
+      new Error(`offline guard: connection to ${host} refused (tests must not reach the network)`),
+      {
+        code: 'ECONNREFUSED',
+      },
+    );
     process.nextTick(() => this.destroy(error));
     return this;
   };

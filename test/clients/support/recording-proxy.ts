@@ -16,19 +16,23 @@ export interface RecordingProxy {
 export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
   const bodies: string[] = [];
   const server: Server = createServer((incoming, outgoing) => {
-    const upstream = forward(new URL(incoming.url ?? '/', target), { method: incoming.method, headers: incoming.headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-      let body = '';
-      answer.setEncoding('utf8');
-      answer.on('data', (chunk: string) => {
-        body += chunk;
-        outgoing.write(chunk);
-      });
-      answer.on('end', () => {
-        bodies.push(body);
-        outgoing.end();
-      });
-    });
+    const upstream = forward(
+      new URL(incoming.url ?? '/', target),
+      { method: incoming.method, headers: incoming.headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        let body = '';
+        answer.setEncoding('utf8');
+        answer.on('data', (chunk: string) => {
+          body += chunk;
+          outgoing.write(chunk);
+        });
+        answer.on('end', () => {
+          bodies.push(body);
+          outgoing.end();
+        });
+      },
+    );
     upstream.on('error', () => outgoing.destroy());
     incoming.pipe(upstream);
   });
