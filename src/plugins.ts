@@ -16,7 +16,7 @@ export async function loadPlugins(paths: readonly string[]): Promise<Array<Type<
     try {
       exported = (await import(url)) as { default?: unknown };
     } catch (error) {
-      throw new Error(`Cannot load plugin ${path}: ${(error as Error).message}`);
+      throw new Error(`Cannot load plugin ${path}: ${(error as Error).message}`, { cause: error });
     }
     if (typeof exported.default !== 'function' && typeof exported.default !== 'object') {
       throw new Error(`Plugin ${path} has no default export (a Nest module)`);

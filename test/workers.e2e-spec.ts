@@ -165,7 +165,9 @@ describe('server.workers: 2 (a primary and two workers on one port)', () => {
         }),
       ),
     );
-    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual([200, 200, 429, 429, 429, 429, 429, 429]);
+    expect(outcomes.map((outcome) => outcome.status).sort((a, b) => a - b)).toEqual([
+      200, 200, 429, 429, 429, 429, 429, 429,
+    ]);
     expect(new Set(outcomes.map(workerOf)).size).toBe(2);
     const refusal = outcomes.find((outcome) => outcome.status === 429)!;
     expect(JSON.parse(refusal.body)).toMatchObject({ error: { code: 'queue_full' } });

@@ -47,7 +47,7 @@ export function bareProxy(upstreamBaseUrl: string): { app: FastifyInstance; clos
       onResponseEnd() {
         finished = true;
         if (stream) return void reply.raw.end();
-        const answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
         if (status !== 200) return void reply.code(status).send(answer);
         const { id, object, created, model, choices, usage } = answer;
         reply.send({ id, object, created, model, choices, usage });
@@ -75,5 +75,10 @@ export function bareProxy(upstreamBaseUrl: string): { app: FastifyInstance; clos
     );
   });
 
-  return { app, close: async () => void (await Promise.all([app.close(), pool.close()])) };
+  return {
+    app,
+    close: async () => {
+      await Promise.all([app.close(), pool.close()]);
+    },
+  };
 }

@@ -47,7 +47,7 @@ export async function startChildServer(spec: ChildSpec): Promise<ChildServer> {
   closeSync(log);
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  exited.then(() => running.delete(child));
+  void exited.then(() => running.delete(child));
   let spawnError: Error | undefined;
   child.once('error', (error) => (spawnError = error));
 

@@ -69,6 +69,7 @@ export async function runClosedLoop(
   const worker = async (index: number) => {
     const rampMs = ((plan.rampMs ?? 0) * index) / plan.concurrency;
     if (rampMs > 0) await delay(rampMs);
+    // oxlint-disable-next-line no-unmodified-loop-condition -- set by the timer that ends the run
     while (!stopping && started < plan.maxRequests) {
       started += 1;
       const handle = start();

@@ -142,7 +142,7 @@ export async function runFailover(
     },
     () => {
       const handle = start();
-      handle.done.then((outcome) => outcome.kind === 'completed' && (completed += 1));
+      void handle.done.then((outcome) => outcome.kind === 'completed' && (completed += 1));
       return handle;
     },
   );

@@ -98,7 +98,7 @@ function measure(operator: Operator, streams: number, intervalMs: number, gc: ()
   // Warm up: compiled code and one-time allocations are not per stream.
   for (let i = 0; i < 1_000; i++) source.pipe(operator(options)).subscribe(observer).unsubscribe();
   const before = heapAfterGc(gc);
-  const subscriptions = new Array<Subscription>(streams);
+  const subscriptions: Subscription[] = [];
   for (let i = 0; i < streams; i++) subscriptions[i] = source.pipe(operator(options)).subscribe(observer);
   const held = heapAfterGc(gc);
   for (const subscription of subscriptions) subscription.unsubscribe();

@@ -53,7 +53,7 @@ const options = {
   idleStreams: Number(values['idle-streams']),
   nodeFlags: values['node-flags']!.split(' ').filter(Boolean),
   ...(values['gateway-cpus'] !== undefined ? { gatewayCpus: values['gateway-cpus'] } : {}),
-  floor: values.floor === true,
+  floor: values.floor,
 };
 const summary = await runPaired(options);
 const digits = scenario === 'idle' ? 0 : 3;

@@ -21,7 +21,7 @@ export async function runInteractiveChat(
 ): Promise<number> {
   const conversation = new Conversation();
   const lineHistory: string[] = [];
-  const ansi = Boolean(process.stdout.isTTY);
+  const ansi = process.stdout.isTTY;
   const banner = `Gantry chat · ${base.model} · ${api.name} API · ${target.baseUrl} — Ctrl-C stops an answer, Ctrl-C at the prompt exits`;
   process.stdout.write(`${ansi ? ANSI.dim(banner) : banner}\n`);
   for (;;) {

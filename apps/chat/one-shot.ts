@@ -27,7 +27,7 @@ export async function runOneShot(
       {
         answer: process.stdout,
         side: process.stderr,
-        ansi: Boolean(process.stdout.isTTY && process.stderr.isTTY),
+        ansi: process.stdout.isTTY && process.stderr.isTTY,
         clock: () => performance.now(),
       },
       controller.signal,

@@ -40,7 +40,7 @@ export async function* streamAnswer(
   const reader = new SseEventReader(api.createDecoder());
   const decoder = new TextDecoder();
   for await (const chunk of response.body) {
-    for (const event of reader.feed(decoder.decode(chunk, { stream: true }))) {
+    for (const event of reader.feed(decoder.decode(chunk as Uint8Array, { stream: true }))) {
       yield event;
       if (isTerminal(event)) return;
     }

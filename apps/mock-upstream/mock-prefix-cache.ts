@@ -59,7 +59,7 @@ export class MockPrefixCache {
   lookup(body: PromptBody, capacityTokens: number): PrefixLookup {
     const rendered = renderPrompt(body);
     const promptTokens = tokensOf(rendered);
-    const blocks = this.blocksOf(String(body.model ?? ''));
+    const blocks = this.blocksOf(typeof body.model === 'string' ? body.model : '');
     const hashes: string[] = [];
     let previous = '';
     for (let start = 0; start + BLOCK_CHARS <= rendered.length; start += BLOCK_CHARS) {

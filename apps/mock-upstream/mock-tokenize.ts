@@ -49,7 +49,14 @@ export async function answerTokenize(
     }
   }
   if (context.servedModel !== undefined && body.model !== undefined && body.model !== context.servedModel) {
-    return sendJson(response, 404, mockError(404, `The model \`${String(body.model)}\` does not exist.`));
+    return sendJson(
+      response,
+      404,
+      mockError(
+        404,
+        `The model \`${typeof body.model === 'string' ? body.model : JSON.stringify(body.model)}\` does not exist.`,
+      ),
+    );
   }
   if (!Array.isArray(body.messages)) return sendJson(response, 400, mockError(400, 'messages must be a list.'));
   const count = planAnswer(body, DEFAULT_BEHAVIOUR, 'count').promptTokens;

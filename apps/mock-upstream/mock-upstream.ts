@@ -262,7 +262,7 @@ function failureMessageOf(
     case 'headers':
       return `${base} Request headers: ${JSON.stringify(headers)}`;
     case 'encoded-key': {
-      const key = String(headers.authorization ?? '').replace(/^Bearer /, '');
+      const key = (headers.authorization ?? '').replace(/^Bearer /, '');
       const unicode = [...key]
         .map((character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)
         .join('');

@@ -84,7 +84,7 @@ export class InstanceResponses {
     // One that ended as it began (a closed log replayed whole) holds nothing.
     if (subscription.closed) return;
     let held = this.subscriptions.get(worker);
-    if (held === undefined) this.subscriptions.set(worker, (held = new Map()));
+    if (held === undefined) this.subscriptions.set(worker, (held = new Map<number, Subscription>()));
     held.set(id, subscription);
   }
 

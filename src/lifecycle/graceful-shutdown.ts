@@ -6,7 +6,7 @@ import { LifecycleService } from './lifecycle.service.js';
  * rest with their protocol's error frame), then close the application (engines included).
  */
 export async function shutdownGracefully(app: INestApplication): Promise<void> {
-  await app.get(LifecycleService).drain(app.getHttpServer());
+  await app.get(LifecycleService).drain(app.getHttpServer() as Parameters<LifecycleService['drain']>[0]);
   await app.close();
 }
 

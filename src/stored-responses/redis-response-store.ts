@@ -518,9 +518,9 @@ export class RedisResponseStore implements ResponseStore {
     try {
       return await command();
     } catch (error) {
-      const message = error instanceof ReplyError ? String((error as Error).message) : '';
+      const message = error instanceof ReplyError ? (error as Error).message : '';
       if (message.includes(SCRIPT_ERROR))
-        throw new Error(message.slice(message.indexOf(SCRIPT_ERROR) + SCRIPT_ERROR.length).trim());
+        throw new Error(message.slice(message.indexOf(SCRIPT_ERROR) + SCRIPT_ERROR.length).trim(), { cause: error });
       throw storeUnavailable(error);
     }
   }

@@ -36,9 +36,13 @@ export function inputItemsPage(items: readonly StoredItem[], query: InputItemsQu
   if (query.after !== undefined) {
     const index = ordered.findIndex((item) => item.id === query.after);
     if (index === -1)
-      throw new GatewayError('invalid_request', `No input item with id '${String(query.after)}' in this response.`, {
-        param: 'after',
-      });
+      throw new GatewayError(
+        'invalid_request',
+        `No input item with id '${typeof query.after === 'string' ? query.after : JSON.stringify(query.after)}' in this response.`,
+        {
+          param: 'after',
+        },
+      );
     start = index + 1;
   }
   const data = ordered.slice(start, start + limit);

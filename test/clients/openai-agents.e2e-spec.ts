@@ -77,7 +77,7 @@ describe('an agent on the default model (Responses API)', () => {
   it('streams a tool loop', async () => {
     const forecaster = new Agent({ name: 'Forecaster', instructions: 'Use the tool.', tools: [getWeather] });
     const result = await runner.run(forecaster, JSON.stringify(LYON), { stream: true });
-    for await (const event of result) void event;
+    for await (const event of result) expect(event.type).toBeTypeOf('string');
     await result.completed;
     expect(result.error).toBeNull();
     expect(itemTypes(result)).toEqual(
@@ -135,7 +135,7 @@ describe('an agent on a named model', () => {
       modelSettings: { toolChoice: 'required' },
     });
     const result = await runner.run(forecaster, JSON.stringify(LYON), { stream: true });
-    for await (const event of result) void event;
+    for await (const event of result) expect(event.type).toBeTypeOf('string');
     await result.completed;
     expect(result.error).toBeNull();
     expect(itemTypes(result)).toEqual(['tool_call_item', 'tool_call_output_item', 'message_output_item']);

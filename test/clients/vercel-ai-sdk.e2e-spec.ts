@@ -91,7 +91,7 @@ const recordingFetch: typeof fetch = async (input, init) => {
   return fetch(input, init);
 };
 const sentItemReferences = () =>
-  (responsesBodies.at(-1)?.input as Array<Record<string, any>>).filter((item) => item.type === 'item_reference');
+  (responsesBodies.at(-1)!.input as Array<Record<string, any>>).filter((item) => item.type === 'item_reference');
 
 const weatherTools = {
   get_weather: tool({

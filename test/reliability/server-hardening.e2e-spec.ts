@@ -117,7 +117,7 @@ describe('a refused client that keeps its side of the connection open', () => {
     expect(received).toMatch(/^HTTP\/1\.1 408 /);
     // The client never ends its side and keeps sending a pipelined request: the server destroys
     // its socket anyway (the descriptor is freed), and serves nothing more on it.
-    socket.write(`hello${'\r\n\r\n'}${post('/v1/chat/completions', CHAT_BODY)}`);
+    socket.write(`hello\r\n\r\n${post('/v1/chat/completions', CHAT_BODY)}`);
     expect(await connectionsReach((open) => open === 0)).toBe(true);
     expect(received.match(/HTTP\/1\.1 /g)).toHaveLength(1);
     socket.destroy();

@@ -294,7 +294,7 @@ describe('decodeUpstreamSse', () => {
 
   it('ignores everything after [DONE]', () => {
     const result = decode([
-      [0, vllm('[{"index":0,"delta":{},"finish_reason":"stop"}]') + 'data: [DONE]\n\n' + 'data: {oops\n\n'],
+      [0, vllm('[{"index":0,"delta":{},"finish_reason":"stop"}]') + 'data: [DONE]\n\ndata: {oops\n\n'],
     ]);
     expect(result.error).toBeUndefined();
     expect(result.events.map((event) => event.type)).toEqual(['done']);

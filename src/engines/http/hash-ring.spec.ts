@@ -14,8 +14,10 @@ describe('HashRing', () => {
       ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'],
     ]) {
       const shares = sharesOf(ownersOf(ringOf(names)), names);
-      for (const share of shares)
-        (expect(share * names.length).toBeGreaterThan(0.9), expect(share * names.length).toBeLessThan(1.1));
+      for (const share of shares) {
+        expect(share * names.length).toBeGreaterThan(0.9);
+        expect(share * names.length).toBeLessThan(1.1);
+      }
     }
   });
 

@@ -183,7 +183,7 @@ function IsExtraUpstreamFields(): PropertyDecorator {
   return ValidateBy({
     name: 'isExtraUpstreamFields',
     validator: {
-      validate: (value) =>
+      validate: (value: unknown) =>
         typeof value === 'object' &&
         value !== null &&
         !Array.isArray(value) &&

@@ -110,7 +110,8 @@ export function upstreamTransportError(
   whole = false,
 ): UpstreamError {
   if (error instanceof UpstreamError) return error;
-  const code = String((error as { code?: unknown })?.code ?? '');
+  const rawCode = (error as { code?: unknown } | undefined)?.code;
+  const code = typeof rawCode === 'string' ? rawCode : '';
   switch (code) {
     case 'ECONNREFUSED':
       return new UpstreamError('upstream', 'The upstream refused the connection.', {

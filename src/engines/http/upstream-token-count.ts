@@ -61,18 +61,18 @@ export async function countUpstreamPromptTokens(request: GenerationRequest, targ
     if (kind !== 'llama.cpp') {
       const answer = await post('/tokenize', { model: target.upstreamModel, ...prompt, add_generation_prompt: true });
       if (isMissing(answer.status)) return remember(root, 'none', estimate());
-      if (!answer.ok) return discard(answer, estimate());
+      if (!answer.ok) return await discard(answer, estimate());
       const body = (await answer.json()) as { count?: unknown; tokens?: unknown };
       if (isCount(body.count)) return remember(root, 'vllm', body.count);
       if (!Array.isArray(body.tokens)) return estimate();
     }
     const rendered = await post('/apply-template', prompt);
     if (isMissing(rendered.status)) return remember(root, 'none', estimate());
-    if (!rendered.ok) return discard(rendered, estimate());
+    if (!rendered.ok) return await discard(rendered, estimate());
     const text = ((await rendered.json()) as { prompt?: unknown }).prompt;
     if (typeof text !== 'string') return estimate();
     const tokenized = await post('/tokenize', { content: text, add_special: true, parse_special: true });
-    if (!tokenized.ok) return discard(tokenized, estimate());
+    if (!tokenized.ok) return await discard(tokenized, estimate());
     const tokens = ((await tokenized.json()) as { tokens?: unknown }).tokens;
     return Array.isArray(tokens) ? remember(root, 'llama.cpp', tokens.length) : estimate();
   } catch {

@@ -118,7 +118,7 @@ export class LlamaEngine extends InferenceEngine {
     const shuttingDown = new EngineError('overloaded', `Model '${this.config.name}' is shutting down.`);
     this.pool.close(shuttingDown);
     for (const generation of this.generations) generation.cancel(shuttingDown);
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled(this.running);
     await this.loaded.context.dispose();
     await this.loaded.model.dispose();
   }

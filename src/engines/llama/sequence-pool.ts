@@ -43,7 +43,7 @@ export class SequencePool<T> {
           const index = this.waiters.indexOf(waiter);
           if (index === -1) return;
           this.waiters.splice(index, 1);
-          reject(signal.reason);
+          reject(signal.reason instanceof Error ? signal.reason : new Error('aborted', { cause: signal.reason }));
         },
         { once: true },
       );

@@ -46,6 +46,8 @@ function guard(name: string): RequestGuard {
         case 'promise-false':
           return Promise.resolve(false);
         case 'thenable-false':
+          // A thenable that is not a Promise: the pipeline must await it like one.
+          // oxlint-disable-next-line unicorn/no-thenable
           return { then: (resolve: (allowed: boolean) => void) => resolve(false) } as unknown as Promise<boolean>;
         case 'throw':
           throw new GatewayError('authentication', `Refused by ${name}.`);

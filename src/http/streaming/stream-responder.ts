@@ -111,7 +111,7 @@ export class StreamResponder {
   json(
     reply: FastifyReply,
     { events$, abandon }: AcceptedGeneration,
-    toBody: (result: GenerationResult) => unknown | Promise<unknown>,
+    toBody: (result: GenerationResult) => unknown,
     dialect: ErrorDialect,
   ): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {

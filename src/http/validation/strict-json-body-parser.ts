@@ -30,7 +30,8 @@ export function strictJsonBodyParser(fastify: FastifyInstance, maxDepth: number)
       done(new GatewayError('invalid_request', 'The request body is not valid UTF-8.'));
       return;
     }
-    parseJson(request, text, (error: Error | null, value?: unknown) => {
+    // Fastify's parser calls back; its returned promise carries nothing this parser needs.
+    void parseJson(request, text, (error: Error | null, value?: unknown) => {
       if (error) return done(error);
       if (nestsDeeperThan(value, maxDepth)) {
         return done(

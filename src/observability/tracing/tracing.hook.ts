@@ -49,7 +49,7 @@ export class TracingHook extends GenerationHook {
     );
     this.spans.set(telemetry, span);
     this.gantry.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), telemetry.traceHeaders, {
-      set: (carrier, key, value) => void (carrier[key] = value),
+      set: (carrier: Record<string, string>, key, value) => void (carrier[key] = value),
     });
   }
 

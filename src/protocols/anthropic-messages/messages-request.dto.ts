@@ -154,12 +154,12 @@ function IsMessageContent(): PropertyDecorator {
     name: 'isMessageContent',
     validator: {
       validate: (value, args) => {
-        const role = (args?.object as AnthropicMessageDto).role;
+        const role = (args!.object as AnthropicMessageDto).role;
         if (typeof value === 'string') return true;
         return Array.isArray(value) && value.length > 0 && value.every((block) => isValidBlock(block, role));
       },
       defaultMessage: (args) => {
-        const role = (args?.object as AnthropicMessageDto).role;
+        const role = (args!.object as AnthropicMessageDto).role;
         return `content must be a string or a non-empty list of content blocks (${allowedBlockTypes(role).join(', ')}) for a ${role} message`;
       },
     },

@@ -249,7 +249,7 @@ function IsChatContent(): PropertyDecorator {
     name: 'isChatContent',
     validator: {
       validate: (value, args) => {
-        const role = (args?.object as ChatMessageDto).role;
+        const role = (args!.object as ChatMessageDto).role;
         if (typeof value === 'string') return true;
         if (value === null || value === undefined) return role === 'assistant';
         if (!Array.isArray(value)) return false;
@@ -257,7 +257,7 @@ function IsChatContent(): PropertyDecorator {
         return value.every((part: unknown) => isValidPart(part, allowed));
       },
       defaultMessage: (args) => {
-        const role = (args?.object as ChatMessageDto).role;
+        const role = (args!.object as ChatMessageDto).role;
         const allowed = (PART_TYPES_BY_ROLE[role] ?? ['text']).join(', ');
         return `content must be a string or a list of parts (${allowed}) for a ${role} message`;
       },

@@ -101,7 +101,7 @@ export function inputItemProblem(item: unknown): string | undefined {
     case 'custom_tool_call_output':
       return isString(item.call_id) && isToolOutput(item.output)
         ? undefined
-        : `a ${item.type} needs a string call_id and an output (a string, or input_text, input_image and input_file parts)`;
+        : `a ${item.type as string} needs a string call_id and an output (a string, or input_text, input_image and input_file parts)`;
     case 'reasoning':
       // Codex sends `content: null` (and `encrypted_content: null`) for what it does not have.
       return (item.summary == null || isTextList(item.summary, ['summary_text'])) &&

@@ -20,7 +20,7 @@ export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
     {
       name: 'isStringMap',
       validator: {
-        validate: (value) =>
+        validate: (value: unknown) =>
           typeof value === 'object' &&
           value !== null &&
           !Array.isArray(value) &&
