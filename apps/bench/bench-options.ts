@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { AgentPlan } from './agent-scenario.js';
 import type { FailoverPlan } from './failover-scenario.js';
 import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
@@ -12,6 +13,7 @@ export const SCENARIOS = [
   'throughput',
   'latency',
   'non-streaming',
+  'agent',
   'observability',
   'stored-responses',
   'idle',
@@ -49,6 +51,8 @@ export interface BenchProfile {
     timing: LoadTiming;
   };
   nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
+  /** A coding agent's turn (a ~260 KB body), streamed with a short answer, against the bare proxy. */
+  agent: AgentPlan;
   observability: {
     streams: number;
     tokens: number;
@@ -85,6 +89,7 @@ export const FULL_PROFILE: BenchProfile = {
     timing: { warmupMs: 800, measureMs: 1200 },
   },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  agent: { concurrency: 8, tokens: 16, rounds: 3, timing: { warmupMs: 500, measureMs: 1500 } },
   observability: {
     streams: 64,
     tokens: 256,
@@ -182,6 +187,7 @@ export const QUICK_PROFILE: BenchProfile = {
     timing: { warmupMs: 350, measureMs: 800 },
   },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  agent: { concurrency: 8, tokens: 16, rounds: 1, timing: { warmupMs: 200, measureMs: 600 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   storedResponses: {
     ...FULL_PROFILE.storedResponses,

@@ -1,3 +1,4 @@
+import type { AgentResult } from './agent-scenario.js';
 import type { FailoverResults } from './failover-scenario.js';
 import type { IdleResult } from './idle-streams.js';
 import type { MultiTurnResults } from './multi-turn.js';
@@ -24,6 +25,7 @@ export interface BenchResults {
   throughput?: StreamingResult[];
   latency?: LatencyResult[];
   nonStreaming?: NonStreamingResult[];
+  agent?: AgentResult[];
   observability?: { off: StreamingResult[]; on: StreamingResult[]; sink: { requests: number; bytes: number } };
   storedResponses?: StoredResponsesResults;
   idle?: IdleResult[];
