@@ -3,6 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { type ValidationError, validateSync, type ValidatorOptions } from 'class-validator';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { flattenValidationErrors } from '../../errors/format-validation-errors.js';
+import { passesValidation } from './compiled-checker.js';
 
 /** A body with thousands of bad items gets a readable message, not one line per item. */
 const MAX_PROBLEMS_SHOWN = 20;
@@ -58,9 +59,15 @@ function validateBody(metatype: Function, value: object): { entity: object; erro
   }
 }
 
+/**
+ * The compiled checker decides (compiled-checker.ts); class-validator runs only on a body it
+ * refuses, to word the errors, and has the last word.
+ */
 function validate(metatype: Function, value: object): { entity: object; errors: ValidationError[] } {
   const entity = plainToInstance(metatype as new () => object, value);
-  return { entity, errors: validateSync(entity, VALIDATOR_OPTIONS) };
+  if (passesValidation(entity)) return { entity, errors: [] };
+  const fresh = plainToInstance(metatype as new () => object, value);
+  return { entity: fresh, errors: validateSync(fresh, VALIDATOR_OPTIONS) };
 }
 
 /**
