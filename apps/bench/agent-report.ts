@@ -1,4 +1,5 @@
 import type { AgentResult } from './agent-scenario.js';
+import type { PauseResult } from './pause-scenario.js';
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, NGINX } from './bench-results.js';
 import { renderTable, type Cell } from './text-table.js';
 
@@ -35,4 +36,27 @@ export function renderAgent(rows: readonly AgentResult[]): [string, string] {
     `Agent turns (${first?.concurrency} concurrent, a ${Math.round((first?.bodyBytes ?? 0) / 1024)} KB body of 181 messages ` +
     `and 24 tools, ${first?.tokensPerAnswer}-token streamed answers)`;
   return [title, table + (bare ? "\n(CPU vs bare: CPU per request over the bare proxy's in the same rounds)" : '')];
+}
+
+/** The pause scenario's section: the streams' gaps with each kind of large body beside them. */
+export function renderPause(rows: readonly PauseResult[]): [string, string] {
+  const ms = (value: number | undefined): Cell => (value === undefined ? undefined : Number(value.toFixed(1)));
+  const table = renderTable(
+    ['large bodies beside', 'KB', 'sent', 'answered 200', 'answer p50', 'gap p50', 'gap p99', 'gap max', 'gaps'],
+    rows.map((row) => [
+      row.bodies,
+      row.bodyBytes === 0 ? undefined : Math.round(row.bodyBytes / 1024),
+      row.sent,
+      row.accepted,
+      ms(row.answerMs.p50),
+      ms(row.gaps.p50),
+      ms(row.gaps.p99),
+      ms(row.gaps.max),
+      row.gaps.count,
+    ]),
+  );
+  return [
+    'Loop pauses (paced streams, 10 ms between tokens, HTTP engine; one large body every 100 ms to the stub; ms)',
+    table,
+  ];
 }

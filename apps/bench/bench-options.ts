@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { AgentPlan } from './agent-scenario.js';
 import type { FailoverPlan } from './failover-scenario.js';
+import type { PausePlan } from './pause-scenario.js';
 import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
 import type { StoredResponsesPlan } from './responses-store-load.js';
@@ -14,6 +15,7 @@ export const SCENARIOS = [
   'latency',
   'non-streaming',
   'agent',
+  'pause',
   'observability',
   'stored-responses',
   'idle',
@@ -53,6 +55,8 @@ export interface BenchProfile {
   nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
   /** A coding agent's turn (a ~260 KB body), streamed with a short answer, against the bare proxy. */
   agent: AgentPlan;
+  /** Paced streams' gaps while large bodies arrive beside them. */
+  pause: PausePlan;
   observability: {
     streams: number;
     tokens: number;
@@ -90,6 +94,7 @@ export const FULL_PROFILE: BenchProfile = {
   },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   agent: { concurrency: 8, tokens: 16, rounds: 3, timing: { warmupMs: 500, measureMs: 1500 } },
+  pause: { streams: 32, tokens: 64, everyMs: 100, manyMessages: 2000, timing: { warmupMs: 800, measureMs: 4000 } },
   observability: {
     streams: 64,
     tokens: 256,
@@ -188,6 +193,7 @@ export const QUICK_PROFILE: BenchProfile = {
   },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   agent: { concurrency: 8, tokens: 16, rounds: 1, timing: { warmupMs: 200, measureMs: 600 } },
+  pause: { streams: 32, tokens: 64, everyMs: 100, manyMessages: 2000, timing: { warmupMs: 400, measureMs: 1000 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   storedResponses: {
     ...FULL_PROFILE.storedResponses,

@@ -1,6 +1,6 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import type { UpstreamWrites } from './gateway-configs.js';
-import { renderAgent } from './agent-report.js';
+import { renderAgent, renderPause } from './agent-report.js';
 import { renderStoredResponses } from './responses-store-report.js';
 import { renderTenants } from './tenants-report.js';
 import type { StreamingResult } from './streaming-load.js';
@@ -155,6 +155,7 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
   }
 
   if (results.agent) section(...renderAgent(results.agent));
+  if (results.pause) section(...renderPause(results.pause));
 
   if (results.observability) {
     const { off, on, sink } = results.observability;

@@ -7,7 +7,7 @@ import { getMetadataStorage, type MetadataStorage, type ValidationArguments, Val
  * every registered class, group it by property, filter it by type, build an error object per
  * property) is done once per class here, from its public `getMetadataStorage()`; per request only
  * the constraints' own `validate` functions run. class-validator itself still words the errors:
- * a body this refuses is validated again by it (docs/benchmarks.md, "Validation").
+ * a body this refuses is validated again by it (docs/benchmarks.md, "Agent turns and validation").
  *
  * Generic over any class-validator DTO: nested classes are read from the instances class-transformer
  * made, and compiled on first sight.
