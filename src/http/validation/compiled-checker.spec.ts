@@ -11,6 +11,7 @@ import { InputTokensRequestDto, ResponsesRequestDto } from '../../protocols/open
 import { NestedObject, NestedObjectList, Nullable, Optional } from '../../protocols/validation/dto-fields.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { passesValidation } from './compiled-checker.js';
+import { isCompiled, toInstance } from './compiled-transform.js';
 import { validateRequestBody } from './request-validation.pipe.js';
 import { nestsDeeperThan } from './strict-json-body-parser.js';
 
@@ -39,9 +40,14 @@ function reference(dto: new () => object, body: unknown): Verdict {
   return validateSync(entity, OPTIONS).length === 0 ? { kind: 'accepted', entity } : { kind: 'refused' };
 }
 
+/** The compiled transform and checker, as the pipe runs them; the transform's instance must be class-transformer's. */
 function compiled(dto: new () => object, body: unknown): Verdict {
-  const entity = transform(dto, body);
-  if (!entity) return { kind: 'untransformable' };
+  const expected = transform(dto, body);
+  if (!expected) return { kind: 'untransformable' };
+  // The pipe hands the transform JSON objects only (it refuses any other body first).
+  const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+  const entity = isObject ? toInstance(dto, structuredClone(body)) : expected;
+  expect(entity).toStrictEqual(expected);
   return passesValidation(entity) ? { kind: 'accepted', entity } : { kind: 'refused' };
 }
 
@@ -64,7 +70,7 @@ function expectAgreement(dto: new () => object, body: unknown): Verdict {
 }
 
 /** Values that break, or just pass, the DTOs' rules: kinds, bounds, the keywords conditions read. */
-const SPECIAL_VALUES = [
+const SPECIAL_VALUES: unknown[] = [
   null,
   [],
   {},
@@ -111,6 +117,8 @@ const SPECIAL_VALUES = [
   'tool_result',
   'custom',
   '__proto__',
+  'toString',
+  { toString: 1, valueOf: { hasOwnProperty: [] }, ok: 2 },
   'bad name!',
   ['a', 'b'],
   [1, 2],
@@ -118,7 +126,21 @@ const SPECIAL_VALUES = [
   { type: 'text', text: 'hi' },
   { role: 'user', content: 'hi' },
 ];
-const KEYS = ['type', 'role', 'content', 'name', 'text', 'id', 'function', 'arguments', 'input', 'extra', '__proto__'];
+const KEYS = [
+  'type',
+  'role',
+  'content',
+  'name',
+  'text',
+  'id',
+  'function',
+  'arguments',
+  'input',
+  'extra',
+  '__proto__',
+  'toString',
+  'valueOf',
+];
 
 const valueArbitrary = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...SPECIAL_VALUES) },
@@ -181,6 +203,8 @@ describe('the compiled checker agrees with class-validator', () => {
       const verdict = expectAgreement(DTO_OF_PATH[endpoint.path], endpoint.body());
       expect(verdict.kind).toBe('accepted');
     }
+    // Every API's DTO takes the compiled copy, so the instances compared above are the compiled transform's.
+    for (const dto of Object.values(DTO_OF_PATH)) expect(isCompiled(dto), dto.name).toBe(true);
   });
 
   it("on generated bodies: each API's full body changed at one to four places", () => {
@@ -249,6 +273,10 @@ describe('validateRequestBody', () => {
       bodies.push([
         ChatCompletionRequestDto,
         { model: 'm', messages: [{ role, content: [{ type: 'text', text: 'hi' }] }] },
+      ]);
+      bodies.push([
+        ResponsesRequestDto,
+        { model: 'm', input: [{ role, content: [{ type: 'input_text', text: 'hi' }] }] },
       ]);
       bodies.push([
         MessagesRequestDto,

@@ -4,6 +4,7 @@ import { type ValidationError, validateSync, type ValidatorOptions } from 'class
 import { GatewayError } from '../../errors/gateway-error.js';
 import { flattenValidationErrors } from '../../errors/format-validation-errors.js';
 import { passesValidation } from './compiled-checker.js';
+import { toInstance } from './compiled-transform.js';
 
 /** A body with thousands of bad items gets a readable message, not one line per item. */
 const MAX_PROBLEMS_SHOWN = 20;
@@ -60,11 +61,12 @@ function validateBody(metatype: Function, value: object): { entity: object; erro
 }
 
 /**
- * The compiled checker decides (compiled-checker.ts); class-validator runs only on a body it
+ * The compiled transform and checker decide (compiled-transform.ts, compiled-checker.ts);
+ * class-transformer and class-validator run only on a body they
  * refuses, to word the errors, and has the last word.
  */
 function validate(metatype: Function, value: object): { entity: object; errors: ValidationError[] } {
-  const entity = plainToInstance(metatype as new () => object, value);
+  const entity = toInstance(metatype as new () => object, value);
   if (passesValidation(entity)) return { entity, errors: [] };
   const fresh = plainToInstance(metatype as new () => object, value);
   return { entity: fresh, errors: validateSync(fresh, VALIDATOR_OPTIONS) };
