@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
+import type { AgentPlan } from './agent-scenario.js';
 import type { FailoverPlan } from './failover-scenario.js';
+import type { PausePlan } from './pause-scenario.js';
 import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
 import type { StoredResponsesPlan } from './responses-store-load.js';
@@ -12,6 +14,8 @@ export const SCENARIOS = [
   'throughput',
   'latency',
   'non-streaming',
+  'agent',
+  'pause',
   'observability',
   'stored-responses',
   'idle',
@@ -49,6 +53,10 @@ export interface BenchProfile {
     timing: LoadTiming;
   };
   nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
+  /** A coding agent's turn (a ~260 KB body), streamed with a short answer, against the bare proxy. */
+  agent: AgentPlan;
+  /** Paced streams' gaps while large bodies arrive beside them. */
+  pause: PausePlan;
   observability: {
     streams: number;
     tokens: number;
@@ -85,6 +93,8 @@ export const FULL_PROFILE: BenchProfile = {
     timing: { warmupMs: 800, measureMs: 1200 },
   },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  agent: { concurrency: 8, tokens: 16, rounds: 3, timing: { warmupMs: 500, measureMs: 1500 } },
+  pause: { streams: 32, tokens: 64, everyMs: 100, manyMessages: 2000, timing: { warmupMs: 800, measureMs: 4000 } },
   observability: {
     streams: 64,
     tokens: 256,
@@ -182,6 +192,8 @@ export const QUICK_PROFILE: BenchProfile = {
     timing: { warmupMs: 350, measureMs: 800 },
   },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  agent: { concurrency: 8, tokens: 16, rounds: 1, timing: { warmupMs: 200, measureMs: 600 } },
+  pause: { streams: 32, tokens: 64, everyMs: 100, manyMessages: 2000, timing: { warmupMs: 400, measureMs: 1000 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   storedResponses: {
     ...FULL_PROFILE.storedResponses,

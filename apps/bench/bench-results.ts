@@ -1,4 +1,6 @@
+import type { AgentResult } from './agent-scenario.js';
 import type { FailoverResults } from './failover-scenario.js';
+import type { PauseResult } from './pause-scenario.js';
 import type { IdleResult } from './idle-streams.js';
 import type { MultiTurnResults } from './multi-turn.js';
 import type { StoredResponsesResults } from './responses-store-load.js';
@@ -24,6 +26,8 @@ export interface BenchResults {
   throughput?: StreamingResult[];
   latency?: LatencyResult[];
   nonStreaming?: NonStreamingResult[];
+  agent?: AgentResult[];
+  pause?: PauseResult[];
   observability?: { off: StreamingResult[]; on: StreamingResult[]; sink: { requests: number; bytes: number } };
   storedResponses?: StoredResponsesResults;
   idle?: IdleResult[];

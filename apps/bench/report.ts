@@ -1,5 +1,6 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import type { UpstreamWrites } from './gateway-configs.js';
+import { renderAgent, renderPause } from './agent-report.js';
 import { renderStoredResponses } from './responses-store-report.js';
 import { renderTenants } from './tenants-report.js';
 import type { StreamingResult } from './streaming-load.js';
@@ -31,6 +32,7 @@ function backgroundOf(results: BenchResults): number[] {
     ...(results.throughput ?? []),
     ...(results.latency ?? []),
     ...(results.nonStreaming ?? []),
+    ...(results.agent ?? []),
     ...(results.observability?.on ?? []),
     ...(results.observability?.off ?? []),
     ...(results.storedResponses?.rows ?? []),
@@ -151,6 +153,9 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
         (bare ? `\n${CPU_VS_BARE_NOTE}` : ''),
     );
   }
+
+  if (results.agent) section(...renderAgent(results.agent));
+  if (results.pause) section(...renderPause(results.pause));
 
   if (results.observability) {
     const { off, on, sink } = results.observability;

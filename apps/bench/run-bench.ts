@@ -5,6 +5,8 @@ import { promisify } from 'node:util';
 import type { BenchOptions, ScenarioName } from './bench-options.js';
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
+import { measureAgentTurns } from './agent-scenario.js';
+import { measurePauses } from './pause-scenario.js';
 import { runFailover } from './failover-scenario.js';
 import type { ChildServer } from './child-server.js';
 import {
@@ -75,11 +77,11 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       upstreamPid: model.startsWith('mock') ? mock.pid : undefined,
     });
 
-    if (wants('throughput') || wants('latency') || wants('non-streaming')) {
+    if (wants('throughput') || wants('latency') || wants('non-streaming') || wants('agent') || wants('pause')) {
       // The reference proxies (the bare proxy, the floor for a Node gateway; nginx when asked for)
       // start beside the gateway; they are measured in the same rounds as direct and the gateway,
       // and judged by no target.
-      const forwarding = wants('throughput') || wants('non-streaming');
+      const forwarding = wants('throughput') || wants('non-streaming') || wants('agent');
       const [gateway, bareProxy, nginx] = await Promise.all([
         stack.startGateway('main', gatewayConfig({ models })),
         forwarding ? stack.startBareProxy(mock.url) : undefined,
@@ -163,6 +165,20 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
         results.nonStreaming = targets.map((target, index) =>
           nonStreamingResult(target.label, concurrency, tokens, tallies[index]),
         );
+      }
+      if (wants('agent')) {
+        const { concurrency, rounds } = profile.agent;
+        const targets = [direct, ...references, http];
+        progress(
+          `agent: ${concurrency} concurrent agent turns, ${targets.map((target) => target.label).join(' / ')}, ${rounds} round(s)`,
+        );
+        results.agent = await measureAgentTurns(targets, profile.agent);
+      }
+      if (wants('pause')) {
+        progress(
+          `pause: ${profile.pause.streams} paced streams, large bodies beside them every ${profile.pause.everyMs} ms`,
+        );
+        results.pause = await measurePauses(via(gateway, 'mock-paced', GANTRY_HTTP), stub, profile.pause);
       }
       await stack.stop(gateway);
       if (bareProxy) await stack.stop(bareProxy);

@@ -1,5 +1,6 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, type BenchResults } from './bench-results.js';
 import type { UpstreamWrites } from './gateway-configs.js';
+import { agentOverBare } from './agent-report.js';
 import { tenantRatios } from './tenants-report.js';
 
 /** One target of issue 8, as measured: `met` is undefined for figures that are reported, not judged. */
@@ -130,6 +131,15 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
       `gateway CPU per non-streaming request vs bare proxy, HTTP engine, ${httpJson.concurrency} concurrent`,
       1.5,
       overBare(httpJson.cpu.gatewayMicrosPerUnit, bareJson.cpu.gatewayMicrosPerUnit),
+    );
+  }
+
+  if (results.agent) {
+    const concurrency = results.agent[0]?.concurrency;
+    atMostRatio(
+      `gateway CPU per agent turn vs bare proxy, HTTP engine, ${concurrency} concurrent`,
+      1.5,
+      agentOverBare(results.agent),
     );
   }
 

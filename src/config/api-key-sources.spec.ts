@@ -65,8 +65,7 @@ describe('auth.apiKeys sources', () => {
       maxBufferedBytesPerStream: 4 * 1024 * 1024,
     });
     expect(config.shutdown.drainMs).toBe(10_000);
-    expect(config.limits).toMatchObject({ maxJsonDepth: 64 });
-    expect(config.limits.maxMessages).toBeUndefined();
+    expect(config.limits).toMatchObject({ maxJsonDepth: 64, maxMessages: 2000 });
   });
 });
 

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { IsIn, IsInt, IsString, Max, Min, IsOptional, ValidateBy } from 'class-validator';
+import { IsIn, IsInt, IsString, Max, Min, ValidateBy } from 'class-validator';
 
 export const READINESS_REQUIREMENTS = ['any', 'all'] as const;
 
@@ -94,11 +94,13 @@ function IsWorkerCount(): PropertyDecorator {
 
 /** Limits on what a request may ask for, checked before its stream opens. */
 export class LimitsConfig {
-  /** Messages a conversation may hold (system and tool messages included); unlimited by default. */
-  @IsOptional()
+  /**
+   * Messages a conversation may hold (system and tool messages included). The default bounds what
+   * one request's checks cost the event loop every other stream shares (docs/benchmarks.md).
+   */
   @IsInt()
   @Min(1)
-  maxMessages?: number;
+  maxMessages: number = 2000;
 
   /**
    * Nesting depth of a JSON body (objects and arrays); deeper bodies get 400 before validation.

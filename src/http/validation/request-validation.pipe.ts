@@ -3,6 +3,8 @@ import { plainToInstance } from 'class-transformer';
 import { type ValidationError, validateSync, type ValidatorOptions } from 'class-validator';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { flattenValidationErrors } from '../../errors/format-validation-errors.js';
+import { passesValidation } from './compiled-checker.js';
+import { toInstance } from './compiled-transform.js';
 
 /** A body with thousands of bad items gets a readable message, not one line per item. */
 const MAX_PROBLEMS_SHOWN = 20;
@@ -58,9 +60,16 @@ function validateBody(metatype: Function, value: object): { entity: object; erro
   }
 }
 
+/**
+ * The compiled transform and checker decide (compiled-transform.ts, compiled-checker.ts);
+ * class-transformer and class-validator run only on a body they
+ * refuses, to word the errors, and has the last word.
+ */
 function validate(metatype: Function, value: object): { entity: object; errors: ValidationError[] } {
-  const entity = plainToInstance(metatype as new () => object, value);
-  return { entity, errors: validateSync(entity, VALIDATOR_OPTIONS) };
+  const entity = toInstance(metatype as new () => object, value);
+  if (passesValidation(entity)) return { entity, errors: [] };
+  const fresh = plainToInstance(metatype as new () => object, value);
+  return { entity: fresh, errors: validateSync(fresh, VALIDATOR_OPTIONS) };
 }
 
 /**

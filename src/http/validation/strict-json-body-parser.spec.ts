@@ -1,5 +1,48 @@
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { nestsDeeperThan } from './strict-json-body-parser.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { nestsDeeperThan, strictJsonBodyParser } from './strict-json-body-parser.js';
+
+describe('strictJsonBodyParser', () => {
+  const parse = (bytes: number[] | Buffer) =>
+    new Promise<{ error: Error | null; body?: unknown }>((resolve) => {
+      const parser = strictJsonBodyParser(Fastify(), 64);
+      parser({} as never, Buffer.from(bytes), (error, body) => resolve({ error, body }));
+    });
+  const fatal = new TextDecoder('utf-8', { fatal: true });
+  const json = (text: string) => [...Buffer.from(text)];
+
+  it('refuses what a fatal UTF-8 decoder refuses, and reads what it reads', async () => {
+    const strings = [
+      [0x22, 0xff, 0x22], // a byte UTF-8 never uses
+      [0x22, 0xc0, 0xaf, 0x22], // an overlong '/'
+      [0x22, 0xed, 0xa0, 0x80, 0x22], // an encoded surrogate
+      [0x22, 0xf4, 0x90, 0x80, 0x80, 0x22], // past U+10FFFF
+      [0x22, 0xe2, 0x82, 0x22], // cut short
+      [0x22, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0x22], // € and an emoji
+    ];
+    for (const bytes of strings) {
+      const { error, body } = await parse([0x7b, ...json('"s":'), ...bytes, 0x7d]);
+      let expected: string | undefined;
+      try {
+        expected = (JSON.parse(fatal.decode(Buffer.from(bytes))) as string) ?? undefined;
+      } catch {
+        expected = undefined;
+      }
+      if (expected === undefined) {
+        expect(error).toBeInstanceOf(GatewayError);
+        expect(error?.message).toBe('The request body is not valid UTF-8.');
+      } else {
+        expect(error).toBeNull();
+        expect(body).toEqual({ s: expected });
+      }
+    }
+  });
+
+  it('drops a leading byte order mark, as the decoder did', async () => {
+    expect(await parse([0xef, 0xbb, 0xbf, ...json('{"a":1}')])).toEqual({ error: null, body: { a: 1 } });
+  });
+});
 
 describe('nestsDeeperThan', () => {
   it('measures objects and arrays alike, and ignores scalars', () => {

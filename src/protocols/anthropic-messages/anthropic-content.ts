@@ -32,8 +32,9 @@ const BLOCKS_BY_ROLE: Record<'user' | 'assistant' | 'system', readonly string[]>
   system: ['text'],
 };
 
+/** Own keys only: a role named `toString` or `__proto__` allows nothing (its own rule refuses it). */
 export function allowedBlockTypes(role: string): readonly string[] {
-  return BLOCKS_BY_ROLE[role as keyof typeof BLOCKS_BY_ROLE] ?? [];
+  return Object.hasOwn(BLOCKS_BY_ROLE, role) ? BLOCKS_BY_ROLE[role as keyof typeof BLOCKS_BY_ROLE] : [];
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';

@@ -243,6 +243,11 @@ const PART_TYPES_BY_ROLE: Record<string, readonly string[]> = {
   assistant: ['text', 'refusal'],
 };
 
+/** Own keys only: a role named `toString` or `__proto__` is refused by its own rule, not thrown on here. */
+function partTypesOf(role: string): readonly string[] {
+  return Object.hasOwn(PART_TYPES_BY_ROLE, role) ? PART_TYPES_BY_ROLE[role] : ['text'];
+}
+
 /** `content` by role: a string or parts; null or absent only for an assistant turn. */
 function IsChatContent(): PropertyDecorator {
   return ValidateBy({
@@ -253,12 +258,12 @@ function IsChatContent(): PropertyDecorator {
         if (typeof value === 'string') return true;
         if (value === null || value === undefined) return role === 'assistant';
         if (!Array.isArray(value)) return false;
-        const allowed = PART_TYPES_BY_ROLE[role] ?? ['text'];
+        const allowed = partTypesOf(role);
         return value.every((part: unknown) => isValidPart(part, allowed));
       },
       defaultMessage: (args) => {
         const role = (args!.object as ChatMessageDto).role;
-        const allowed = (PART_TYPES_BY_ROLE[role] ?? ['text']).join(', ');
+        const allowed = partTypesOf(role).join(', ');
         return `content must be a string or a list of parts (${allowed}) for a ${role} message`;
       },
     },

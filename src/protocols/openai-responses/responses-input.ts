@@ -78,7 +78,8 @@ export function inputItemProblem(item: unknown): string | undefined {
   if (!isObject(item)) return 'must be an object';
   switch (item.type ?? 'message') {
     case 'message': {
-      const allowed = PART_TYPES[item.role as string];
+      // Own keys only: a role named `toString` or `__proto__` is an unknown role, not a TypeError.
+      const allowed = Object.hasOwn(PART_TYPES, item.role as string) ? PART_TYPES[item.role as string] : undefined;
       if (!allowed) return 'role must be one of user, assistant, system, developer';
       if (isString(item.content)) return undefined;
       if (!Array.isArray(item.content) || !item.content.every((part) => isValidPart(part, allowed))) {
