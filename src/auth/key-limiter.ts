@@ -32,11 +32,12 @@ export interface BudgetHold {
 /**
  * Applies a caller's limits (its tenant's, over `auth.limits`) to one authenticated request,
  * counted per tenant for a named key and per key otherwise: requests per minute (a sliding
- * window), then a concurrent slot held until the response closes (the stream ended, the JSON answer left, or the client hung
- * up); a generation's token budgets are `reserve`d once its request is read. Over a limit: 429 `rate_limited` with Retry-After. If the store fails (Redis down), the
- * request goes through at once without asking it anything more: the limits protect capacity,
- * they must not take the gateway down. Failures are counted by operation and logged, at most
- * one warning per interval.
+ * window), then a concurrent slot held until the response closes (the stream ended, the JSON
+ * answer left, or the client hung up); a generation's token budgets are `reserve`d once its
+ * request is read, and settled at its end. Over a limit: 429 `rate_limited` with Retry-After. If
+ * the store fails (Redis down), the request goes through at once without asking it anything more:
+ * the limits protect capacity, they must not take the gateway down. Failures are counted by
+ * operation and logged, at most one warning per interval.
  */
 @Injectable()
 export class KeyLimiter {
@@ -57,9 +58,9 @@ export class KeyLimiter {
   /**
    * `caller`: whom the ApiKeyRing identified (never the key itself); nothing to do when its tenant
    * has no limits. A generation holds one of the concurrent streams (its token budgets are
-   * reserved later, by `reserve`); any other request (`generation: false`: models, token counts, a stored
-   * response read or cancelled) spends no tokens and counts in the rate only, so a tenant whose
-   * budget is spent can still read and stop what it already paid for.
+   * reserved later, by `reserve`); any other request (`generation: false`: models, token counts,
+   * a stored response read or cancelled) spends no tokens and counts in the rate only, so a
+   * tenant whose budget is spent can still read and stop what it already paid for.
    */
   async admit(caller: Caller, response: ServerResponse, generation = true): Promise<void> {
     const limits = caller.tenant.limits;
