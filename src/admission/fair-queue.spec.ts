@@ -179,6 +179,24 @@ describe('FairQueue', () => {
     expect(firstTwenty.filter((tenant) => tenant === 'back').length).toBe(10);
   });
 
+  it('banks no credit while a request runs: a tenant that runs one long answer without waiting, then bursts, takes turns with the busy one', () => {
+    const queue = new FairQueue();
+    // One long answer runs for the whole while, charged only its estimate; nothing of its tenant waits.
+    queue.admitNow(entryOf('runner', { promptTokens: 100 }));
+    for (let index = 0; index < 4; index += 1) queue.enqueue(entryOf('busy', { maxTokens: 0 }));
+    for (let index = 0; index < 200; index += 1) {
+      const entry = queue.dequeue()!;
+      entry.claim.served = { promptTokens: 100, completionTokens: 0 };
+      queue.settle(entry);
+      queue.enqueue(entryOf('busy', { maxTokens: 0 }));
+    }
+    // The burst: lifted to the level's virtual time as it becomes backlogged, running answer or not.
+    for (let index = 0; index < 8; index += 1) queue.enqueue(entryOf('runner', { maxTokens: 0 }));
+    const next = Array.from({ length: 8 }, () => queue.dequeue()!.claim.tenant[0]).join('');
+    expect(next.split('').filter((tenant) => tenant === 'r').length, next).toBeLessThanOrEqual(5);
+    expect(next).toContain('r');
+  });
+
   it('charges an estimate at admission and settles what the engine reported', () => {
     const queue = new FairQueue();
     // An over-estimate (max_tokens 4000, 10 used) is given back at the end: equal use, equal turns afterwards.

@@ -66,9 +66,9 @@ class PriorityLevel {
  *
  * Charging: a request's cost is known only at its end, so admission charges an estimate (the
  * prompt's estimated tokens plus the tenant's average output, at most the request's max_tokens),
- * and `settle` corrects it with what the engine reported. A tenant that comes back from idle
- * (nothing waiting, nothing running) starts where the last admission of its priority started:
- * idle time banks no credit. Every operation is O(log t) for t tenants with waiting requests (plus the few
+ * and `settle` corrects it with what the engine reported. A tenant that becomes backlogged
+ * (nothing of it waiting, whatever it has running) starts where the last admission of its
+ * priority started: it banks no credit. Every operation is O(log t) for t tenants with waiting requests (plus the few
  * priority levels), whatever the number waiting.
  */
 export class FairQueue {
@@ -93,7 +93,8 @@ export class FairQueue {
     entry.seq ??= this.nextSeq++;
     const lane = this.laneOf(entry.claim);
     const wasIdle = lane.waiting === 0;
-    if (lane.idle) this.wake(lane);
+    // Lifted as it becomes backlogged, whatever it has running (VTC): see wake.
+    if (wasIdle) this.wake(lane);
     const before = lane.next;
     (this.order === 'fair' && entry.claim.background ? lane.background : lane.interactive).push(entry);
     entry.lane = lane;
@@ -179,9 +180,11 @@ export class FairQueue {
   }
 
   /**
-   * An idle lane starts no lower than the service of the lane last admitted at its level (that
-   * lane's start, before its charge, as in start-time fair queueing): idle time banks no credit,
-   * and a newcomer is not made to wait behind the busy tenants' running requests either.
+   * A lane that becomes backlogged (nothing of it waited) starts no lower than the service of the
+   * lane last admitted at its level (that lane's start, before its charge, as in start-time fair
+   * queueing), even with requests running: neither idle time nor a long answer charged only its
+   * estimate banks credit for a later burst (VTC, docs/operations.md#tenants), and a newcomer is
+   * not made to wait behind the busy tenants' running requests either.
    */
   private wake(lane: TenantLane): void {
     lane.served = Math.max(lane.served, lane.level.virtualTime);

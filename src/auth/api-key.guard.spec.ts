@@ -8,7 +8,7 @@ import { ApiKeyGuard, presentedKey } from './api-key.guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
 import { Callers } from './callers.js';
 import { KeyLimiter } from './key-limiter.js';
-import { LimitStore, type LimitStoreOperation, type WindowCount } from './limit-store.js';
+import { LimitStore, type LimitStoreOperation, type Reservation, type WindowCount } from './limit-store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
 
 /** A fake raw response: an emitter with the `destroyed` flag the limiter reads. */
@@ -49,12 +49,12 @@ class FailingStore extends LimitStore {
     this.calls.push('release');
     throw new Error('Redis did not answer within 200 ms');
   }
-  async peek(): Promise<WindowCount[]> {
-    this.calls.push('peek');
+  async reserve(): Promise<Reservation> {
+    this.calls.push('reserve');
     throw new Error('Redis did not answer within 200 ms');
   }
-  async charge(): Promise<void> {
-    this.calls.push('charge');
+  async settle(): Promise<void> {
+    this.calls.push('settle');
     throw new Error('Redis did not answer within 200 ms');
   }
   async close(): Promise<void> {}
@@ -203,14 +203,11 @@ describe('ApiKeyGuard', () => {
       );
     });
 
-    it('lets the request through when its token budgets cannot be read, asking nothing more', async () => {
-      vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    it('leaves token budgets to the reservation: a generation asks the store nothing of them', async () => {
       const store = new FailingStore();
-      const metrics = metricsWithoutModels();
-      const guard = guardFor({ apiKeys: ['a'], limits: { tokensPerMinute: 10, requestsPerMinute: 1 } }, store, metrics);
+      const guard = guardFor({ apiKeys: ['a'], limits: { tokensPerMinute: 10 } }, store);
       await expect(generate(guard, contextFor('/v1/messages', { 'x-api-key': 'a' }))).resolves.toBe(true);
-      expect(store.calls).toEqual(['peek']);
-      expect(await metrics.registry.metrics()).toContain('gantry_limit_store_errors_total{operation="peek"} 1');
+      expect(store.calls).toEqual([]);
     });
 
     it('lets the request through without a slot when only the acquire fails', async () => {

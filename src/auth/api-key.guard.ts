@@ -15,8 +15,8 @@ import { KeyLimiter } from './key-limiter.js';
  * SDKs). Refusals are 401s in the client's protocol shape; the key is never logged or echoed.
  * The caller it identifies (the key's id and tenant) is remembered for the request's handler.
  *
- * Only a generation is checked against its tenant's token budgets and holds one of its
- * `concurrentStreams` slots: the generation routes call `check`. Nest's routes (`canActivate`:
+ * Only a generation holds one of its tenant's `concurrentStreams` slots (the generation routes
+ * call `check`), and reserves in its token budgets once its body is read (GenerationService). Nest's routes (`canActivate`:
  * models, token counts, stored responses) count in the rate only: a token count is not a stream,
  * and a client can always poll or cancel its run.
  */

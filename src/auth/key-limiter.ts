@@ -5,21 +5,39 @@ import { ThrottledWarning } from '../observability/logging/throttled-warning.js'
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import type { Caller } from './caller.js';
 import { LimitStore, type LimitStoreOperation } from './limit-store.js';
-import { chargesOf, spentBudgetRefusal, tokenBudgetsOf } from './token-budgets.js';
+import { budgetRefusal, tokenBudgetsOf } from './token-budgets.js';
 
 const MINUTE_MS = 60_000;
 /** At most one warning about store failures per interval; the metric counts every one. */
 const FAILED = Symbol('failed');
 
+/** What a request asks of its caller's token budgets (KeyLimiter.reserve). */
+export interface BudgetNeed {
+  /** The prompt's tokens, estimated. */
+  promptTokens: number;
+  /** What the client asked for; undefined: what the budgets leave, at most `outputCap`. */
+  maxTokens?: number;
+  /** The model's own cap (`maxTokensLimit`), if any. */
+  outputCap?: number;
+}
+
+/** A request's worst case held in its caller's token budgets until it settles. */
+export interface BudgetHold {
+  /** The output it may produce: the engine's max_tokens. */
+  readonly outputTokens: number;
+  /** Brings the hold to the tokens really used (prompt + output); only the first call counts. */
+  settle(used: number): void;
+}
+
 /**
  * Applies a caller's limits (its tenant's, over `auth.limits`) to one authenticated request,
- * counted per tenant for a named key and per key otherwise: its token budgets (admitted while
- * some is left; `charge` adds a request's tokens when the engine has reported them), requests per
- * minute, then a concurrent slot held until the response closes (the stream ended, the JSON answer left, or the client hung
- * up). Over a limit: 429 `rate_limited` with Retry-After. If the store fails (Redis down), the
- * request goes through at once without asking it anything more: the limits protect capacity,
- * they must not take the gateway down. Failures are counted by operation and logged, at most
- * one warning per interval.
+ * counted per tenant for a named key and per key otherwise: requests per minute (a sliding
+ * window), then a concurrent slot held until the response closes (the stream ended, the JSON
+ * answer left, or the client hung up); a generation's token budgets are `reserve`d once its
+ * request is read, and settled at its end. Over a limit: 429 `rate_limited` with Retry-After. If
+ * the store fails (Redis down), the request goes through at once without asking it anything more:
+ * the limits protect capacity, they must not take the gateway down. Failures are counted by
+ * operation and logged, at most one warning per interval.
  */
 @Injectable()
 export class KeyLimiter {
@@ -39,24 +57,19 @@ export class KeyLimiter {
 
   /**
    * `caller`: whom the ApiKeyRing identified (never the key itself); nothing to do when its tenant
-   * has no limits. A generation is checked against the token budgets and holds one of the
-   * concurrent streams; any other request (`generation: false`: models, token counts, a stored
-   * response read or cancelled) spends no tokens and counts in the rate only, so a tenant whose
-   * budget is spent can still read and stop what it already paid for.
+   * has no limits. A generation holds one of the concurrent streams (its token budgets are
+   * reserved later, by `reserve`); any other request (`generation: false`: models, token counts,
+   * a stored response read or cancelled) spends no tokens and counts in the rate only, so a
+   * tenant whose budget is spent can still read and stop what it already paid for.
    */
   async admit(caller: Caller, response: ServerResponse, generation = true): Promise<void> {
     const limits = caller.tenant.limits;
     if (limits === undefined) return;
     const whose = subjectOf(caller);
-    if (generation && (limits.tokensPerMinute !== undefined || limits.tokensPerDay !== undefined)) {
-      const budgets = tokenBudgetsOf(caller);
-      const windows = await this.attempt('peek', () => this.store.peek(budgets.map((budget) => budget.key)));
-      if (windows === FAILED) return;
-      const refusal = spentBudgetRefusal(whose, budgets, windows);
-      if (refusal) throw this.refused(caller, refusal.limit, refusal.error);
-    }
     if (limits.requestsPerMinute !== undefined) {
-      const window = await this.attempt('hit', () => this.store.hit(`rpm:${caller.limitKey}`, MINUTE_MS));
+      const window = await this.attempt('hit', () =>
+        this.store.hit(`rpm:${caller.limitKey}`, MINUTE_MS, limits.requestsPerMinute!),
+      );
       // One failure is all a request waits for: it is let through without a slot either.
       if (window === FAILED) return;
       if (window.count > limits.requestsPerMinute) {
@@ -97,13 +110,29 @@ export class KeyLimiter {
   }
 
   /**
-   * Charges a finished request's tokens (prompt + completion, as its engine reported them) to
-   * its caller's token budgets; nothing when it has none. A failed charge is counted and let go.
+   * Holds a generation's worst case (its prompt + max_tokens; without max_tokens, what the
+   * budgets leave, at most the model's cap) in its caller's token budgets, or refuses it with 429
+   * and Retry-After when a budget has not room for it. Undefined when the caller has no budget,
+   * or the store failed (the request goes through unheld, as with every limit).
    */
-  charge(caller: Caller, tokens: number): void {
+  async reserve(caller: Caller, need: BudgetNeed): Promise<BudgetHold | undefined> {
     const budgets = tokenBudgetsOf(caller);
-    if (budgets.length === 0 || !(tokens > 0)) return;
-    void this.attempt('charge', () => this.store.charge(chargesOf(budgets, tokens)));
+    if (budgets.length === 0) return undefined;
+    const answer = await this.attempt('reserve', () => this.store.reserve({ budgets, ...need }));
+    if (answer === FAILED) return undefined;
+    if ('refusedBy' in answer) {
+      const refusal = budgetRefusal(subjectOf(caller), budgets, answer, need);
+      throw this.refused(caller, refusal.limit, refusal.error);
+    }
+    let settled = false;
+    return {
+      outputTokens: answer.outputTokens,
+      settle: (used) => {
+        if (settled) return;
+        settled = true;
+        void this.attempt('settle', () => this.store.settle(budgets, answer, Math.max(0, Math.round(used))));
+      },
+    };
   }
 
   private releaseOnClose(slotKey: string, lease: string, response: ServerResponse): void {

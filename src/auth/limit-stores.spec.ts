@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { LimitStore } from './limit-store.js';
+import type { LimitStore, Reservation, ReservationRefusal } from './limit-store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
 import { RedisLimitStore } from './redis-limit-store.js';
 
@@ -23,16 +23,54 @@ function limitStoreContract(makeStore: () => LimitStore) {
     return made;
   };
 
-  it('counts hits in a window that opens at the first hit and resets after it', async () => {
+  it('counts hits in a sliding window: a refused hit is not counted, and room comes back a window after each hit', async () => {
     const limits = store();
     const key = `rpm:${randomUUID()}`;
-    expect((await limits.hit(key, 300)).count).toBe(1);
-    const second = await limits.hit(key, 300);
-    expect(second.count).toBe(2);
-    expect(second.resetInMs).toBeGreaterThan(0);
-    expect(second.resetInMs).toBeLessThanOrEqual(300);
-    await new Promise((resolve) => setTimeout(resolve, 350));
-    expect((await limits.hit(key, 300)).count).toBe(1);
+    expect(await limits.hit(key, 600, 2)).toMatchObject({ count: 1 });
+    expect((await limits.hit(key, 600, 2)).count).toBe(2);
+    const refused = await limits.hit(key, 600, 2);
+    expect(refused.count).toBe(3);
+    expect(refused.resetInMs).toBeGreaterThan(0);
+    expect(refused.resetInMs).toBeLessThanOrEqual(610);
+    await new Promise((resolve) => setTimeout(resolve, 650));
+    expect((await limits.hit(key, 600, 2)).count).toBe(1);
+  });
+
+  it('holds over any span of the window: no twice the limit across where a fixed window would have closed', async () => {
+    const limits = store();
+    const key = `rpm:${randomUUID()}`;
+    const windowMs = 1_200;
+    // The first hit, then the rest of the limit late in its window.
+    expect((await limits.hit(key, windowMs, 4)).count).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    for (let count = 2; count <= 4; count += 1) expect((await limits.hit(key, windowMs, 4)).count).toBe(count);
+    // Past where a window opened by the first hit closes, within a window of the last three.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await limits.hit(key, windowMs, 4)).count).toBe(4);
+    expect((await limits.hit(key, windowMs, 4)).count).toBe(5);
+    expect((await limits.hit(key, windowMs, 4)).count).toBe(5);
+  });
+
+  it('reserves worst cases in every budget at once, refuses what does not fit, and settles to what was used', async () => {
+    const limits = store();
+    const budgets = [
+      { key: `tpm:${randomUUID()}`, limit: 100, windowMs: 600 },
+      { key: `tpd:${randomUUID()}`, limit: 150, windowMs: 60_000 },
+    ];
+    const first = await limits.reserve({ budgets, promptTokens: 20, maxTokens: 50 });
+    expect(first).toMatchObject({ outputTokens: 50, reserved: 70 });
+    const refused = await limits.reserve({ budgets, promptTokens: 20, maxTokens: 20 });
+    expect(refused).toMatchObject({ refusedBy: 0 });
+    expect((refused as ReservationRefusal).retryInMs).toBeGreaterThan(0);
+    expect((refused as ReservationRefusal).retryInMs).toBeLessThanOrEqual(610);
+    // Without max_tokens: what every budget leaves (the minute's 30, less the prompt), at most the cap.
+    expect(await limits.reserve({ budgets, promptTokens: 10, outputCap: 100 })).toMatchObject({ outputTokens: 20 });
+    await limits.settle(budgets, first as Reservation, 25);
+    expect(await limits.reserve({ budgets, promptTokens: 10, outputCap: 20 })).toMatchObject({ outputTokens: 20 });
+    // The minute window slides on; the day holds 25 + 30 + 30.
+    await new Promise((resolve) => setTimeout(resolve, 650));
+    expect(await limits.reserve({ budgets, promptTokens: 10 })).toMatchObject({ outputTokens: 150 - 85 - 10 });
+    expect(await limits.reserve({ budgets, promptTokens: 1 })).toMatchObject({ refusedBy: 1 });
   });
 
   it('hands out at most max slots as leases and takes each back once', async () => {
@@ -56,46 +94,19 @@ function limitStoreContract(makeStore: () => LimitStore) {
     expect(await limits.acquire(key, 1)).toBeUndefined();
   });
 
-  it('charges token windows that open at the first charge, reads them without counting, and resets them after', async () => {
-    const limits = store();
-    const minute = `tpm:${randomUUID()}`;
-    const day = `tpd:${randomUUID()}`;
-    expect(await limits.peek([minute, day])).toEqual([
-      { count: 0, resetInMs: 0 },
-      { count: 0, resetInMs: 0 },
-    ]);
-    await limits.charge([
-      { key: minute, amount: 120, windowMs: 300 },
-      { key: day, amount: 120, windowMs: 60_000 },
-    ]);
-    await limits.charge([{ key: minute, amount: 30, windowMs: 300 }]);
-    const [afterMinute, afterDay] = await limits.peek([minute, day]);
-    expect(afterMinute.count).toBe(150);
-    expect(afterMinute.resetInMs).toBeGreaterThan(0);
-    expect(afterMinute.resetInMs).toBeLessThanOrEqual(300);
-    expect(afterDay.count).toBe(120);
-    expect(afterDay.resetInMs).toBeGreaterThan(300);
-    expect((await limits.peek([minute]))[0].count).toBe(150);
-    await new Promise((resolve) => setTimeout(resolve, 350));
-    expect(await limits.peek([minute])).toEqual([{ count: 0, resetInMs: 0 }]);
-    expect((await limits.peek([day]))[0].count).toBe(120);
-  });
-
   it('keeps counts exact under concurrent callers', async () => {
     const limits = store();
     const key = `streams:${randomUUID()}`;
     const results = await Promise.all(Array.from({ length: 50 }, () => limits.acquire(key, 10)));
     expect(results.filter((lease) => lease !== undefined)).toHaveLength(10);
-    const hits = await Promise.all(Array.from({ length: 50 }, () => limits.hit(`rpm:${key}`, 60_000)));
-    expect(hits.map((hit) => hit.count).sort((a, b) => a - b)).toEqual(
-      Array.from({ length: 50 }, (_, index) => index + 1),
+    const hits = await Promise.all(Array.from({ length: 50 }, () => limits.hit(`rpm:${key}`, 60_000, 30)));
+    expect(hits.filter((hit) => hit.count <= 30)).toHaveLength(30);
+    // 16 streams of 60 tokens at once against 400: six fit, never more.
+    const budgets = [{ key: `tpm:${key}`, limit: 400, windowMs: 60_000 }];
+    const asks = await Promise.all(
+      Array.from({ length: 16 }, () => limits.reserve({ budgets, promptTokens: 10, maxTokens: 50 })),
     );
-    await Promise.all(
-      Array.from({ length: 50 }, (_, index) =>
-        limits.charge([{ key: `tpm:${key}`, amount: index + 1, windowMs: 60_000 }]),
-      ),
-    );
-    expect((await limits.peek([`tpm:${key}`]))[0].count).toBe(1275);
+    expect(asks.filter((ask) => 'reserved' in ask)).toHaveLength(6);
   });
 }
 
@@ -117,11 +128,13 @@ describe.skipIf(REDIS_URL === undefined)('RedisLimitStore against a real redis-s
     expect(await replicaB.acquire(key, 1)).toBeUndefined();
     await replicaA.release(key, lease!);
     expect(await replicaB.acquire(key, 1)).toEqual(expect.any(String));
-    expect((await replicaA.hit(`rpm:${key}`, 60_000)).count).toBe(1);
-    expect((await replicaB.hit(`rpm:${key}`, 60_000)).count).toBe(2);
-    await replicaA.charge([{ key: `tpm:${key}`, amount: 700, windowMs: 60_000 }]);
-    await replicaB.charge([{ key: `tpm:${key}`, amount: 300, windowMs: 60_000 }]);
-    expect((await replicaB.peek([`tpm:${key}`]))[0].count).toBe(1000);
+    expect((await replicaA.hit(`rpm:${key}`, 60_000, 5)).count).toBe(1);
+    expect((await replicaB.hit(`rpm:${key}`, 60_000, 5)).count).toBe(2);
+    const budgets = [{ key: `tpm:${key}`, limit: 1000, windowMs: 60_000 }];
+    const held = await replicaA.reserve({ budgets, promptTokens: 100, maxTokens: 600 });
+    expect(await replicaB.reserve({ budgets, promptTokens: 100, maxTokens: 300 })).toMatchObject({ refusedBy: 0 });
+    await replicaA.settle(budgets, held as Reservation, 400);
+    expect(await replicaB.reserve({ budgets, promptTokens: 100, maxTokens: 300 })).toMatchObject({ reserved: 400 });
   });
 
   it('frees the leases of a replica that died, even while the key stays busy, and keeps those of a live one', async () => {
@@ -161,8 +174,9 @@ describe.skipIf(REDIS_URL === undefined)('RedisLimitStore against a real redis-s
     stores.push(unreachable);
     const started = Date.now();
     await expect(unreachable.acquire('streams:x', 1)).rejects.toThrow();
-    await expect(unreachable.peek(['tpm:x'])).rejects.toThrow();
-    await expect(unreachable.charge([{ key: 'tpm:x', amount: 1, windowMs: 1000 }])).rejects.toThrow();
+    const budgets = [{ key: 'tpm:x', limit: 10, windowMs: 1000 }];
+    await expect(unreachable.reserve({ budgets, promptTokens: 1 })).rejects.toThrow();
+    await expect(unreachable.settle(budgets, { outputTokens: 1, reserved: 2, slices: [0] }, 1)).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 });

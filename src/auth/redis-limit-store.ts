@@ -1,37 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
 import { LIMITS_REDIS } from '../config/redis-parts.js';
-import { LimitStore, type WindowCharge, type WindowCount } from './limit-store.js';
-
-// Each script runs atomically in Redis, so concurrent replicas never interleave a read and a write.
-const HIT = `
-local count = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {count, ttl}`;
-
-// Each window's count and remaining time, flat: {count1, ttl1, count2, ttl2, ...}; 0, 0 for a window not open.
-const PEEK = `
-local reply = {}
-for index = 1, #KEYS do
-  local ttl = redis.call('PTTL', KEYS[index])
-  local count = 0
-  if ttl > 0 then count = tonumber(redis.call('GET', KEYS[index])) else ttl = 0 end
-  reply[2 * index - 1] = count
-  reply[2 * index] = ttl
-end
-return reply`;
-
-// Adds ARGV[2i-1] to KEYS[i], opening it for ARGV[2i] ms at its first charge (as HIT does).
-const CHARGE = `
-for index = 1, #KEYS do
-  redis.call('INCRBY', KEYS[index], ARGV[2 * index - 1])
-  if redis.call('PTTL', KEYS[index]) < 0 then redis.call('PEXPIRE', KEYS[index], ARGV[2 * index]) end
-end
-return #KEYS`;
+import {
+  LimitStore,
+  type BudgetWindow,
+  type Reservation,
+  type ReservationAsk,
+  type ReservationRefusal,
+  type WindowCount,
+} from './limit-store.js';
+import { HIT, RESERVE, SETTLE } from './redis-limit-scripts.js';
 
 // A key's slots are a sorted set of leases scored by their expiry (Redis time, so replicas' clocks
 // do not matter): expired leases are dropped before counting. Past its deadline (ARGV[4], Redis
@@ -88,10 +66,10 @@ export interface RedisLimitStoreOptions {
 const clock = () => performance.timeOrigin + performance.now();
 
 /**
- * Per-key limits shared by every gateway replica through Redis: a fixed window per key for
- * requests per minute (INCR, and PEXPIRE at the window's first request), token budgets the same
- * way (INCRBY when a request's tokens are known; read before admitting one), and leases per key for
- * concurrent streams (a sorted set of leases that expire unless their replica renews them).
+ * Per-key limits shared by every gateway replica through Redis: a sliding window per key for
+ * requests per minute, token budgets the same way (a request's worst case reserved in one script
+ * at admission, settled to its real use at its end: redis-limit-scripts.ts), and leases per key
+ * for concurrent streams (a sorted set of leases that expire unless their replica renews them).
  *
  * A limit command must not outlive the request it decides, or an outage leaves slots taken that
  * nobody gives back. So no command waits for a connection or is sent again after a reconnect;
@@ -150,28 +128,40 @@ export class RedisLimitStore extends LimitStore {
     this.renewal.unref();
   }
 
-  async hit(key: string, windowMs: number): Promise<WindowCount> {
-    const [count, ttl] = await this.send(
-      () => this.redis.eval(HIT, 1, this.prefix + key, windowMs) as Promise<[number, number]>,
+  async hit(key: string, windowMs: number, limit: number): Promise<WindowCount> {
+    const [count, resetInMs] = await this.send(
+      () => this.redis.eval(HIT, 1, this.prefix + key, windowMs, limit) as Promise<[number, number]>,
     );
-    return { count, resetInMs: ttl };
+    return { count, resetInMs };
   }
 
-  async peek(keys: readonly string[]): Promise<WindowCount[]> {
+  async reserve(ask: ReservationAsk): Promise<Reservation | ReservationRefusal> {
+    const { budgets } = ask;
     const reply = await this.send(
-      () => this.redis.eval(PEEK, keys.length, ...keys.map((key) => this.prefix + key)) as Promise<number[]>,
+      () =>
+        this.redis.eval(
+          RESERVE,
+          budgets.length,
+          ...budgets.map(({ key }) => this.prefix + key),
+          Math.ceil(ask.promptTokens),
+          ask.maxTokens ?? -1,
+          ask.outputCap ?? -1,
+          ...budgets.flatMap(({ limit, windowMs }) => [limit, windowMs]),
+        ) as Promise<number[]>,
     );
-    return keys.map((_, index) => ({ count: reply[2 * index], resetInMs: reply[2 * index + 1] }));
+    if (reply[0] === 0) return { refusedBy: reply[1] - 1, retryInMs: reply[2] };
+    return { outputTokens: reply[1], reserved: reply[2], slices: reply.slice(3) };
   }
 
-  async charge(charges: readonly WindowCharge[]): Promise<void> {
-    if (charges.length === 0) return;
+  async settle(budgets: readonly BudgetWindow[], reservation: Reservation, used: number): Promise<void> {
+    if (budgets.length === 0) return;
     await this.send(() =>
       this.redis.eval(
-        CHARGE,
-        charges.length,
-        ...charges.map(({ key }) => this.prefix + key),
-        ...charges.flatMap(({ amount, windowMs }) => [Math.round(amount), windowMs]),
+        SETTLE,
+        budgets.length,
+        ...budgets.map(({ key }) => this.prefix + key),
+        Math.round(used) - reservation.reserved,
+        ...reservation.slices,
       ),
     );
   }

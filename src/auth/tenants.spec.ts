@@ -132,50 +132,59 @@ describe('tenants of named keys', () => {
 describe('token budgets', () => {
   const limiterWith = (store = new MemoryLimitStore()) =>
     new KeyLimiter(store, new GantryMetrics({ list: () => [] } as unknown as ModelRegistry));
-  const response = () => Object.assign(new EventEmitter(), { destroyed: false }) as never;
   const refusalOf = (promise: Promise<unknown>) =>
     promise.then(
       () => undefined,
       (error: unknown) => error,
     );
 
-  it('admits while a budget has tokens left, charges them when known, and refuses with Retry-After once spent', async () => {
-    const config = parseConfig({
-      auth: { apiKeys: [{ name: 'team', key: 'sk-1', limits: { tokensPerMinute: 100, tokensPerDay: 1000 } }] },
-    });
-    const caller = ApiKeyRing.fromConfig(config.auth).callerOf('sk-1')!;
-    const store = new MemoryLimitStore();
-    const limiter = limiterWith(store);
-    await limiter.admit(caller, response());
-    limiter.charge(caller, 99);
-    // Under the limit: admitted (a request's own tokens are known only at its end).
-    await limiter.admit(caller, response());
-    limiter.charge(caller, 51);
-    await new Promise((resolve) => setImmediate(resolve));
-    const refused = await refusalOf(limiter.admit(caller, response()));
+  const budgetOf = (auth: Record<string, unknown>, key: string) =>
+    ApiKeyRing.fromConfig(parseConfig({ auth }).auth).callerOf(key)!;
+  const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('reserves a request’s worst case, settles it to what was used, and refuses with Retry-After what does not fit', async () => {
+    const caller = budgetOf(
+      { apiKeys: [{ name: 'team', key: 'sk-1', limits: { tokensPerMinute: 100, tokensPerDay: 1000 } }] },
+      'sk-1',
+    );
+    const limiter = limiterWith();
+    const first = await limiter.reserve(caller, { promptTokens: 20, maxTokens: 50 });
+    expect(first!.outputTokens).toBe(50);
+    // 70 held: a second of 20 + 50 does not fit while the first runs (it would on use alone).
+    const refused = await refusalOf(limiter.reserve(caller, { promptTokens: 20, maxTokens: 50 }));
     expect(refused).toMatchObject({
       kind: 'rate_limited',
       code: 'token_limit_exceeded',
-      message: "The tenant 'team' has used its 100 tokens per minute; budget returns when the window closes.",
+      message:
+        "The tenant 'team' has not enough left of its 100 tokens per minute for this request's prompt (about 20 tokens) and max_tokens (50); budget returns as the window slides.",
     });
-    expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThanOrEqual(59);
-    expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeLessThanOrEqual(60);
-    expect(await store.peek(['tpm:tenant:team', 'tpd:tenant:team'])).toMatchObject([{ count: 150 }, { count: 150 }]);
+    expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThanOrEqual(60);
+    expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeLessThanOrEqual(61);
+    // Settled to 30 used: 70 left, and it fits.
+    first!.settle(30);
+    first!.settle(0);
+    await flush();
+    expect((await limiter.reserve(caller, { promptTokens: 20, maxTokens: 50 }))!.outputTokens).toBe(50);
   });
 
-  it('names the day budget and waits for its window when that is the one spent', async () => {
-    const config = parseConfig({
-      auth: { apiKeys: ['sk-plain'], limits: { tokensPerMinute: 1000, tokensPerDay: 10 } },
-    });
-    const caller = ApiKeyRing.fromConfig(config.auth).callerOf('sk-plain')!;
+  it('gives a request without max_tokens what the budget leaves, at most the model’s cap, and refuses one whose prompt does not fit', async () => {
+    const caller = budgetOf(
+      { apiKeys: ['sk-plain'], limits: { tokensPerMinute: 1000, tokensPerDay: 300 } },
+      'sk-plain',
+    );
     const limiter = limiterWith();
-    limiter.charge(caller, 10);
-    await new Promise((resolve) => setImmediate(resolve));
-    const refused = await refusalOf(limiter.admit(caller, response()));
+    expect((await limiter.reserve(caller, { promptTokens: 100, outputCap: 50 }))!.outputTokens).toBe(50);
+    expect((await limiter.reserve(caller, { promptTokens: 100 }))!.outputTokens).toBe(50);
+    const refused = await refusalOf(limiter.reserve(caller, { promptTokens: 1 }));
     expect(refused).toMatchObject({
       code: 'token_limit_exceeded',
-      message: 'This API key has used its 10 tokens per day; budget returns when the window closes.',
+      message: expect.stringContaining('300 tokens per day'),
     });
     expect((refused as { retryAfterSeconds: number }).retryAfterSeconds).toBeGreaterThan(86_000);
+    const never = await refusalOf(limiter.reserve(caller, { promptTokens: 10, maxTokens: 400 }));
+    expect(never).toMatchObject({
+      message:
+        "This API key has a budget of 300 tokens per day, less than this request's prompt (about 10 tokens) and max_tokens (400).",
+    });
   });
 });

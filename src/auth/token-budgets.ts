@@ -1,15 +1,12 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Caller } from './caller.js';
-import type { WindowCharge, WindowCount } from './limit-store.js';
+import type { BudgetWindow, ReservationRefusal } from './limit-store.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
-/** One token budget of a caller: its window in the limit store, its size and how long it lasts. */
-export interface TokenBudget {
-  key: string;
-  limit: number;
-  windowMs: number;
+/** One token budget of a caller: its sliding window in the limit store, its size and how long it lasts. */
+export interface TokenBudget extends BudgetWindow {
   per: 'minute' | 'day';
 }
 
@@ -25,33 +22,27 @@ export function tokenBudgetsOf(caller: Caller): TokenBudget[] {
 }
 
 /**
- * The refusal of a request whose caller has spent a budget (its window's count reached the
- * limit), Retry-After set to when the last spent window closes and budget returns; undefined
- * while every budget has some left.
+ * The refusal of a request whose worst case (prompt + max_tokens, or prompt + 1 without one)
+ * does not fit in what a budget has left, Retry-After set to when it will.
  */
-export function spentBudgetRefusal(
+export function budgetRefusal(
   whose: string,
   budgets: readonly TokenBudget[],
-  windows: readonly WindowCount[],
-): { error: GatewayError; limit: 'tokens_per_minute' | 'tokens_per_day' } | undefined {
-  const spent = budgets
-    .map((budget, index) => ({ budget, window: windows[index] }))
-    .filter(({ budget, window }) => window.count >= budget.limit);
-  if (spent.length === 0) return undefined;
-  const resetInMs = Math.max(...spent.map(({ window }) => window.resetInMs));
-  const named = spent.map(({ budget }) => `${budget.limit} tokens per ${budget.per}`).join(' and ');
-  const error = new GatewayError(
-    'rate_limited',
-    `${whose} has used its ${named}; budget returns when the window closes.`,
-    {
-      code: 'token_limit_exceeded',
-      retryAfterSeconds: Math.max(1, Math.ceil(resetInMs / 1000)),
-    },
-  );
-  return { error, limit: spent[0].budget.per === 'minute' ? 'tokens_per_minute' : 'tokens_per_day' };
-}
-
-/** The charges of `tokens` to each budget. */
-export function chargesOf(budgets: readonly TokenBudget[], tokens: number): WindowCharge[] {
-  return budgets.map(({ key, windowMs }) => ({ key, amount: tokens, windowMs }));
+  refusal: ReservationRefusal,
+  need: { promptTokens: number; maxTokens?: number },
+): { error: GatewayError; limit: 'tokens_per_minute' | 'tokens_per_day' } {
+  const budget = budgets[refusal.refusedBy] ?? budgets[0];
+  const asked =
+    need.maxTokens === undefined
+      ? `prompt (about ${need.promptTokens} tokens)`
+      : `prompt (about ${need.promptTokens} tokens) and max_tokens (${need.maxTokens})`;
+  const never = need.promptTokens + (need.maxTokens ?? 1) > budget.limit;
+  const message = never
+    ? `${whose} has a budget of ${budget.limit} tokens per ${budget.per}, less than this request's ${asked}.`
+    : `${whose} has not enough left of its ${budget.limit} tokens per ${budget.per} for this request's ${asked}; budget returns as the window slides.`;
+  const error = new GatewayError('rate_limited', message, {
+    code: 'token_limit_exceeded',
+    retryAfterSeconds: Math.max(1, Math.ceil(refusal.retryInMs / 1000)),
+  });
+  return { error, limit: budget.per === 'minute' ? 'tokens_per_minute' : 'tokens_per_day' };
 }

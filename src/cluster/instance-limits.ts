@@ -1,4 +1,10 @@
-import type { WindowCharge, WindowCount } from '../auth/limit-store.js';
+import type {
+  BudgetWindow,
+  Reservation,
+  ReservationAsk,
+  ReservationRefusal,
+  WindowCount,
+} from '../auth/limit-store.js';
 import { MemoryLimitStore } from '../auth/memory-limit-store.js';
 
 /**
@@ -10,16 +16,17 @@ export class InstanceLimits {
   private readonly store = new MemoryLimitStore();
   private readonly leases = new Map<number, Map<string, string>>();
 
-  hit(key: string, windowMs: number): Promise<WindowCount> {
-    return this.store.hit(key, windowMs);
+  hit(key: string, windowMs: number, limit: number): Promise<WindowCount> {
+    return this.store.hit(key, windowMs, limit);
   }
 
-  peek(keys: readonly string[]): Promise<WindowCount[]> {
-    return this.store.peek(keys);
+  /** One step in the primary, whichever worker asks: reservations from every worker never overlap. */
+  reserve(ask: ReservationAsk): Promise<Reservation | ReservationRefusal> {
+    return this.store.reserve(ask);
   }
 
-  charge(charges: readonly WindowCharge[]): Promise<void> {
-    return this.store.charge(charges);
+  settle(budgets: readonly BudgetWindow[], reservation: Reservation, used: number): Promise<void> {
+    return this.store.settle(budgets, reservation, used);
   }
 
   async acquire(worker: number, key: string, max: number): Promise<string | undefined> {

@@ -1,6 +1,6 @@
 import type { AdmissionClaim } from '../admission/admission-claim.js';
 import type { AdmissionLimits } from '../admission/admission-queue.js';
-import type { WindowCharge } from '../auth/limit-store.js';
+import type { BudgetWindow, Reservation, ReservationAsk } from '../auth/limit-store.js';
 import type { InstanceAdmission } from './instance-admission.js';
 import type { InstanceLimits } from './instance-limits.js';
 import type { ResponseObject, StoredEvent, StoredResponse } from '../stored-responses/response-store.js';
@@ -38,9 +38,14 @@ export function serveAdmission(channel: IpcChannel, worker: number, admission: I
 
 /** The primary's side of a worker's per-key limits (`store: memory`). */
 export function serveLimits(channel: IpcChannel, worker: number, limits: InstanceLimits): void {
-  channel.handle<{ key: string; windowMs: number }>('hit', ({ key, windowMs }) => limits.hit(key, windowMs));
-  channel.handle<{ keys: string[] }>('peek', ({ keys }) => limits.peek(keys));
-  channel.on<{ charges: WindowCharge[] }>('charge', ({ charges }) => void limits.charge(charges));
+  channel.handle<{ key: string; windowMs: number; limit: number }>('hit', ({ key, windowMs, limit }) =>
+    limits.hit(key, windowMs, limit),
+  );
+  channel.handle<{ ask: ReservationAsk }>('reserveTokens', ({ ask }) => limits.reserve(ask));
+  channel.on<{ budgets: BudgetWindow[]; reservation: Reservation; used: number }>(
+    'settleTokens',
+    ({ budgets, reservation, used }) => void limits.settle(budgets, reservation, used),
+  );
   channel.handle<{ key: string; max: number }>(
     'acquire',
     async ({ key, max }) => (await limits.acquire(worker, key, max)) ?? null,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Reservation } from '../auth/limit-store.js';
 import { InstanceLimits } from './instance-limits.js';
 import { IpcChannel, type ChannelMessage } from './ipc-channel.js';
 import { serveLimits } from './primary-handlers.js';
@@ -23,8 +24,8 @@ const settle = () => new Promise((resolve) => setImmediate(() => setImmediate(re
 describe('per-key limits of store: memory across workers (PrimaryLimitStore, InstanceLimits)', () => {
   it('counts one window and one set of slots for the instance', async () => {
     const { stores } = instance(2);
-    expect((await stores[0].hit('rpm:k', 60_000)).count).toBe(1);
-    expect((await stores[1].hit('rpm:k', 60_000)).count).toBe(2);
+    expect((await stores[0].hit('rpm:k', 60_000, 5)).count).toBe(1);
+    expect((await stores[1].hit('rpm:k', 60_000, 5)).count).toBe(2);
     const lease = await stores[0].acquire('streams:k', 1);
     expect(lease).toEqual(expect.any(String));
     expect(await stores[1].acquire('streams:k', 1)).toBeUndefined();
@@ -33,19 +34,31 @@ describe('per-key limits of store: memory across workers (PrimaryLimitStore, Ins
     expect(await stores[1].acquire('streams:k', 1)).toEqual(expect.any(String));
   });
 
-  it('keeps one token budget for the instance: charges from every worker, read by any', async () => {
+  it('reserves in one budget for the instance: concurrent asks from every worker never overshoot it, settled from any', async () => {
     const { stores } = instance(2);
-    await stores[0].charge([{ key: 'tpm:t', amount: 400, windowMs: 60_000 }]);
-    await stores[1].charge([
-      { key: 'tpm:t', amount: 100, windowMs: 60_000 },
-      { key: 'tpd:t', amount: 100, windowMs: 86_400_000 },
-    ]);
+    const budgets = [
+      { key: 'tpm:t', limit: 400, windowMs: 60_000 },
+      { key: 'tpd:t', limit: 10_000, windowMs: 86_400_000 },
+    ];
+    // 16 streams of 60 tokens at once, from two workers, against 400: six fit.
+    const asks = await Promise.all(
+      Array.from({ length: 16 }, (_, index) => stores[index % 2].reserve({ budgets, promptTokens: 10, maxTokens: 50 })),
+    );
+    const held = asks.filter((ask): ask is Reservation => 'reserved' in ask);
+    expect(held).toHaveLength(6);
+    expect(asks.find((ask) => 'refusedBy' in ask)).toMatchObject({ refusedBy: 0 });
+    // Settled by the other worker: each used 20, so 280 are back.
+    for (const reservation of held) await stores[1].settle(budgets, reservation, 20);
     await settle();
-    const [minute, day] = await stores[0].peek(['tpm:t', 'tpd:t']);
-    expect(minute.count).toBe(500);
-    expect(day.count).toBe(100);
-    expect(minute.resetInMs).toBeLessThanOrEqual(60_000);
-    expect((await stores[1].peek(['tpm:other']))[0]).toEqual({ count: 0, resetInMs: 0 });
+    expect(await stores[0].reserve({ budgets, promptTokens: 10 })).toMatchObject({ outputTokens: 400 - 120 - 10 });
+  });
+
+  it('slides the requests window for the instance', async () => {
+    const { stores } = instance(2);
+    expect(await stores[0].hit('rpm:s', 600, 1)).toMatchObject({ count: 1 });
+    const refused = await stores[1].hit('rpm:s', 600, 1);
+    expect(refused.count).toBe(2);
+    expect(refused.resetInMs).toBeLessThanOrEqual(610);
   });
 
   it("gives a dead worker's leases back at once", async () => {
@@ -63,6 +76,6 @@ describe('per-key limits of store: memory across workers (PrimaryLimitStore, Ins
         throw new Error('channel closed');
       }),
     );
-    await expect(store.hit('rpm:k', 1000)).rejects.toMatchObject({ kind: 'unavailable' });
+    await expect(store.hit('rpm:k', 1000, 5)).rejects.toMatchObject({ kind: 'unavailable' });
   });
 });

@@ -1,5 +1,11 @@
 import { InstanceLimitStore } from '../auth/limit-store.js';
-import type { WindowCharge, WindowCount } from '../auth/limit-store.js';
+import type {
+  BudgetWindow,
+  Reservation,
+  ReservationAsk,
+  ReservationRefusal,
+  WindowCount,
+} from '../auth/limit-store.js';
 import type { IpcChannel } from './ipc-channel.js';
 
 /**
@@ -12,17 +18,17 @@ export class PrimaryLimitStore extends InstanceLimitStore {
     super();
   }
 
-  hit(key: string, windowMs: number): Promise<WindowCount> {
-    return this.channel.call<WindowCount>('hit', { key, windowMs });
+  hit(key: string, windowMs: number, limit: number): Promise<WindowCount> {
+    return this.channel.call<WindowCount>('hit', { key, windowMs, limit });
   }
 
-  peek(keys: readonly string[]): Promise<WindowCount[]> {
-    return this.channel.call<WindowCount[]>('peek', { keys });
+  reserve(ask: ReservationAsk): Promise<Reservation | ReservationRefusal> {
+    return this.channel.call<Reservation | ReservationRefusal>('reserveTokens', { ask });
   }
 
-  /** Told, not asked: a charge the primary never gets (it is gone) has nothing left to limit. */
-  async charge(charges: readonly WindowCharge[]): Promise<void> {
-    this.channel.notify('charge', { charges });
+  /** Told, not asked: a settlement the primary never gets (it is gone) has nothing left to limit. */
+  async settle(budgets: readonly BudgetWindow[], reservation: Reservation, used: number): Promise<void> {
+    this.channel.notify('settleTokens', { budgets, reservation, used });
   }
 
   async acquire(key: string, max: number): Promise<string | undefined> {

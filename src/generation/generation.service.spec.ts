@@ -250,7 +250,7 @@ describe('GenerationService and the caller’s tenant', () => {
     });
     running.unsubscribe();
     await settle();
-    expect((await store.peek(['tpm:tenant:team']))[0].count).toBe(19);
+    expect(store.held('tpm:tenant:team', 60_000)).toBe(19);
   });
 
   it('charges the tokens the engine reported to the tenant’s budgets when the request ends', async () => {
@@ -268,6 +268,6 @@ describe('GenerationService and the caller’s tenant', () => {
     });
     engine.events.complete();
     await settle();
-    expect((await store.peek(['tpm:tenant:team']))[0].count).toBe(42);
+    expect(store.held('tpm:tenant:team', 60_000)).toBe(42);
   });
 });

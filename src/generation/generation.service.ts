@@ -1,8 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Observable } from 'rxjs';
+import type { AdmissionClaim } from '../admission/admission-claim.js';
 import type { AdmissionTicket } from '../admission/model-admission.js';
 import type { Caller } from '../auth/caller.js';
-import { KeyLimiter } from '../auth/key-limiter.js';
+import { type BudgetHold, KeyLimiter } from '../auth/key-limiter.js';
 import { OPEN_TENANT } from '../auth/tenant.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
@@ -12,7 +13,8 @@ import { ModelRegistry, type ModelRuntime } from '../models/model-registry.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
 import { hideReasoning } from './hide-reasoning.js';
 import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from './request-limits.js';
-import { meterInto, tenantClaim } from './tenant-claim.js';
+import { estimatePromptTokens } from '../engine/token-estimate.js';
+import { meterInto, nothingProduced, type Produced, tenantClaim, usedTokens } from './tenant-claim.js';
 
 /**
  * A generation accepted for a model: nothing runs until `events$` is subscribed. The generation
@@ -60,7 +62,7 @@ export class GenerationService {
   constructor(
     @Inject(ModelRegistry) private readonly registry: ModelRegistry,
     @Inject(GatewayConfig) private readonly config: GatewayConfig,
-    /** Charges a finished request's tokens to its caller's token budgets. */
+    /** Holds a request's worst case in its caller's token budgets, settled at its end. */
     @Optional() @Inject(KeyLimiter) private readonly limiter?: KeyLimiter,
   ) {}
 
@@ -79,7 +81,24 @@ export class GenerationService {
     const tenant = caller?.tenant ?? OPEN_TENANT;
     const model = this.registry.resolve(request.model, tenant);
     telemetry.identify({ model: request.model, engine: model.config.engine });
-    const limited = applyRequestLimits(request, model.config, this.config.limits, names);
+    const checked = applyRequestLimits(request, model.config, this.config.limits, names);
+    const budgeted =
+      caller !== undefined &&
+      (tenant.limits?.tokensPerMinute !== undefined || tenant.limits?.tokensPerDay !== undefined);
+    const promptEstimate = budgeted ? estimatePromptTokens(checked) : 0;
+    // Before anything is held: a refusal (429) leaves nothing to give back.
+    const hold = budgeted
+      ? await this.limiter?.reserve(caller, {
+          promptTokens: promptEstimate,
+          maxTokens: request.sampling.maxTokens,
+          outputCap: model.config.maxTokensLimit,
+        })
+      : undefined;
+    // Without max_tokens, the engine stops where the budget left off.
+    const limited =
+      hold === undefined || hold.outputTokens === checked.sampling.maxTokens
+        ? checked
+        : { ...checked, sampling: { ...checked.sampling, maxTokens: hold.outputTokens } };
     // The trace context the tracing hook wrote goes on to the engine (HTTP upstreams continue the trace);
     // what the engine reports beside its events comes back to the telemetry.
     const traced: GenerationRequest = {
@@ -90,10 +109,10 @@ export class GenerationService {
     };
     const contended = Number.isFinite(model.admission.limits.maxConcurrency);
     const claim = tenantClaim(tenant, limited, options.background === true, contended);
-    const budgeted = tenant.limits?.tokensPerMinute !== undefined || tenant.limits?.tokensPerDay !== undefined;
+    const produced = nothingProduced();
     const engine$ = model.engine.generate(traced);
-    // What the engine reports settles the tenant's charge in the queue, and is charged to its token budgets.
-    const generated$ = contended || budgeted ? engine$.pipe(meterInto(claim)) : engine$;
+    // What the engine reports settles the tenant's charge in the queue and its token budgets.
+    const generated$ = contended || budgeted ? engine$.pipe(meterInto(claim, produced)) : engine$;
     // Hidden here, before the responder's keep-alive and fold: reasoning the client never sees
     // must not end its heartbeats. Usage still counts its tokens (they were generated).
     const work$ = traced.reasoningOutput === 'hide' ? generated$.pipe(hideReasoning()) : generated$;
@@ -105,6 +124,7 @@ export class GenerationService {
       ticket = reserved instanceof Promise ? await reserved : reserved;
     } catch (error) {
       release();
+      hold?.settle(0);
       throw error;
     }
     try {
@@ -118,6 +138,7 @@ export class GenerationService {
     } catch (error) {
       ticket.release();
       release();
+      hold?.settle(0);
       throw error;
     }
 
@@ -125,10 +146,9 @@ export class GenerationService {
     const end = () => {
       if (state === 'ended') return;
       state = 'ended';
+      settle(claim, produced, promptEstimate, hold);
       ticket.release();
       release();
-      if (budgeted && caller && claim.served)
-        this.limiter?.charge(caller, claim.served.promptTokens + claim.served.completionTokens);
     };
     const admitted$ = new Observable<EngineEvent>((subscriber) => {
       if (state !== 'accepted') {
@@ -171,4 +191,15 @@ export class GenerationService {
       throw error;
     }
   }
+}
+
+/**
+ * What a request used, once it ends: written into its claim (the fair queue settles it) and
+ * settled in its token budgets. A hang-up pays its prompt and what was produced, reported or,
+ * when the engine reported none (an upstream without continuous usage), estimated.
+ */
+function settle(claim: AdmissionClaim, produced: Produced, promptEstimate: number, hold: BudgetHold | undefined): void {
+  const used = usedTokens(claim, produced, promptEstimate || claim.promptTokens);
+  if (used !== undefined) claim.served = used;
+  hold?.settle(used === undefined ? 0 : used.promptTokens + used.completionTokens);
 }

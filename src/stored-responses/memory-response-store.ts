@@ -92,7 +92,7 @@ export class MemoryResponseStore implements ResponseStore {
   private readonly now: () => number;
   private readonly sweeper: NodeJS.Timeout;
   private totalBytes = 0;
-  private readonly shares = new StoreShares<Entry>();
+  private readonly shares: StoreShares<Entry>;
 
   constructor(options: MemoryResponseStoreOptions = {}) {
     this.ttlMs = (options.ttlSeconds ?? DEFAULTS.ttlSeconds) * 1000;
@@ -100,6 +100,7 @@ export class MemoryResponseStore implements ResponseStore {
     this.maxEvents = options.maxEventsPerResponse ?? DEFAULTS.maxEventsPerResponse;
     this.maxBytes = options.maxStoredBytes ?? DEFAULTS.maxStoredBytes;
     this.now = options.now ?? Date.now;
+    this.shares = new StoreShares<Entry>(this.maxBytes, this.maxResponses);
     this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000));
     this.sweeper.unref();
   }
@@ -200,10 +201,14 @@ export class MemoryResponseStore implements ResponseStore {
     });
     log.next += copies.length;
     log.final ||= final;
+    // A running response of a key over its share, in a full store: its own oldest events go
+    // rather than another key's kept responses.
+    const squeezed = RUNNING_STATUSES.has(entry.status) && this.shares.overShare(entry.owner);
     // Past the count bound, or past the whole byte bound, the oldest events go.
     while (
       log.events.length - log.head > this.maxEvents ||
-      (entry.bytes + added > this.maxBytes && log.head < log.events.length)
+      ((entry.bytes + added > this.maxBytes || (squeezed && this.totalBytes + added > this.maxBytes)) &&
+        log.head < log.events.length)
     ) {
       added -= eventBytes(log.events[log.head]!);
       log.events[log.head++] = undefined;
@@ -330,6 +335,13 @@ export class MemoryResponseStore implements ResponseStore {
       );
     }
     const pinned = this.shares.pinned;
+    if (fresh && RUNNING_STATUSES.has(response.status) && this.shares.overShare(entry.owner)) {
+      throw new GatewayError(
+        'unavailable',
+        'This API key holds more than its share of the response store in running responses; retry when one ends.',
+        { code: 'response_store_full', retryAfterSeconds: 1 },
+      );
+    }
     if (fresh && (pinned.bytes + bytes > this.maxBytes || pinned.count + 1 > this.maxResponses)) {
       throw new GatewayError('unavailable', 'The response store is full of running responses; retry shortly.', {
         code: 'response_store_full',

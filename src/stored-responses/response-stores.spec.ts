@@ -208,6 +208,39 @@ describe('MemoryResponseStore', () => {
     for (const record of more) await responses.create(record);
     for (const record of [...quiet, ...more]) expect(await responses.get(record.response.id)).toBeDefined();
   });
+
+  it("holds shares with running responses: a key over its share in running ones is refused its next, and another key's kept response stays", async () => {
+    const { responses } = clockedStore({ maxStoredBytes: 64 * 1024 });
+    // Key B keeps one finished response (8 KiB).
+    const kept = finishedRecord(`key-b~${newId('resp')}`);
+    kept.inputItems = [message('user', 'b'.repeat(8 * 1024))];
+    await responses.create(kept);
+    // Key A's long background runs, each streaming 20 KiB of events.
+    const grow = async (id: string, from: number) => {
+      await responses.append(
+        id,
+        Array.from({ length: 20 }, (_, index) => event(from + index, 'a'.repeat(1000))),
+        false,
+      );
+    };
+    const runs = [startedRecord(`key-a~${newId('resp')}`), startedRecord(`key-a~${newId('resp')}`)];
+    for (const run of runs) {
+      await responses.create(run);
+      await grow(run.response.id, 0);
+    }
+    // A holds more than half the store in running responses: its next run is refused...
+    expect(await failureOf(responses.create(startedRecord(`key-a~${newId('resp')}`)))).toMatchObject({
+      kind: 'unavailable',
+      code: 'response_store_full',
+    });
+    // ...and its runs keep streaming into a full store at the cost of their own oldest events, not B's.
+    for (const run of runs) await grow(run.response.id, 20);
+    expect(responses.bytes).toBeLessThanOrEqual(64 * 1024);
+    expect(await responses.get(kept.response.id)).toBeDefined();
+    // B's own background run is taken.
+    await responses.create(startedRecord(`key-b~${newId('resp')}`));
+    expect(await responses.get(kept.response.id)).toBeDefined();
+  });
 });
 
 describe('createResponseStore', () => {
