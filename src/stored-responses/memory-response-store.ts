@@ -205,6 +205,7 @@ export class MemoryResponseStore implements ResponseStore {
     // rather than another key's kept responses.
     const squeezed = RUNNING_STATUSES.has(entry.status) && this.shares.overShare(entry.owner);
     // Past the count bound, or past the whole byte bound, the oldest events go.
+    // oxlint-disable-next-line no-unmodified-loop-condition -- `added` and `log.head` change; `squeezed` is fixed
     while (
       log.events.length - log.head > this.maxEvents ||
       ((entry.bytes + added > this.maxBytes || (squeezed && this.totalBytes + added > this.maxBytes)) &&
