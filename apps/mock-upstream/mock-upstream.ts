@@ -6,6 +6,7 @@ import { answerJson, mockError, sendJson } from './mock-chat-json.js';
 import { streamAnswer } from './mock-chat-stream.js';
 import { MockPrefixCache, planPrefill, PrefillLane } from './mock-prefix-cache.js';
 import { answerTokenize } from './mock-tokenize.js';
+import { answerPooling, MOCK_POOLING_ROUTES, type MockPoolingRoute } from './mock-pooling.js';
 
 export interface MockUpstreamOptions {
   /** 0 (the default) picks a free port. */
@@ -173,6 +174,29 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     });
   };
 
+  /** An embeddings, rerank or score request: recorded, checked for its model, answered (mock-pooling.ts). */
+  const pooling = async (route: MockPoolingRoute, request: IncomingMessage, response: ServerResponse) => {
+    let body: Record<string, unknown>;
+    let requestBehaviour: MockBehaviour;
+    try {
+      body = JSON.parse(await readBody(request)) as Record<string, unknown>;
+      requestBehaviour = behaviourFor(behaviour, request.headers[BEHAVIOUR_HEADER]);
+    } catch (error) {
+      return sendJson(response, 400, mockError(400, (error as Error).message));
+    }
+    state.received.push({ path: request.url ?? '', headers: request.headers, body });
+    if (state.received.length > recordLimit) state.received.shift();
+    if (options.servedModel !== undefined && body.model !== options.servedModel)
+      return sendJson(response, 404, mockError(404, `The model \`${String(body.model)}\` does not exist.`));
+    state.openRequests += 1;
+    response.once('close', () => {
+      state.openRequests -= 1;
+      if (response.writableFinished) state.completedRequests += 1;
+      else state.abortedRequests += 1;
+    });
+    answerPooling(route, body, requestBehaviour, response, failureMessageOf(requestBehaviour, request.headers, body));
+  };
+
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const route = `${request.method} ${path}`;
@@ -183,6 +207,8 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
         if (!response.headersSent) sendJson(response, 500, mockError(500, String(error)));
         else response.destroy();
       });
+    } else if (request.method === 'POST' && poolingRouteOf(path) !== undefined) {
+      pooling(poolingRouteOf(path)!, request, response).catch(() => response.destroy());
     } else if (route === 'POST /tokenize') {
       answerTokenize(request, response, {
         servedModel: options.servedModel,
@@ -309,6 +335,12 @@ function metricsText(model: string, state: MockState, prefixCache: MockPrefixCac
       prefixCache.hits,
     )
   );
+}
+
+/** `/v1/embeddings` and the like, and vLLM's unversioned `/rerank`, `/v2/rerank`. */
+function poolingRouteOf(path: string): MockPoolingRoute | undefined {
+  const route = path.replace(/^\/(v1|v2)\//, '').replace(/^\//, '');
+  return (MOCK_POOLING_ROUTES as readonly string[]).includes(route) ? (route as MockPoolingRoute) : undefined;
 }
 
 function readBody(request: IncomingMessage): Promise<string> {

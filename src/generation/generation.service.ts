@@ -7,6 +7,8 @@ import { OPEN_TENANT } from '../auth/tenant.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
+import type { InferenceEngine } from '../engine/inference-engine.js';
+import type { ModelApi } from '../config/model-apis.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ModelRegistry, type ModelRuntime } from '../models/model-registry.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
@@ -45,6 +47,11 @@ export interface AcceptOptions {
   background?: boolean;
   /** The client protocol's names for the limited fields, used in refusals. */
   names?: RequestFieldNames;
+  /**
+   * The engine work behind the ticket; absent: `engine.generate(request)`. A pooling API's call
+   * (engine/pooling.ts) as events, so that admission, limits and the hooks treat it as any request.
+   */
+  work?: (engine: InferenceEngine, request: GenerationRequest) => Observable<EngineEvent>;
 }
 
 /**
@@ -79,6 +86,7 @@ export class GenerationService {
     const tenant = caller?.tenant ?? OPEN_TENANT;
     const model = this.registry.resolve(request.model, tenant);
     telemetry.identify({ model: request.model, engine: model.config.engine });
+    if (!model.serves(telemetry.api)) throw notServed(request.model, telemetry.api, model.apis);
     const limited = applyRequestLimits(request, model.config, this.config.limits, names);
     // The trace context the tracing hook wrote goes on to the engine (HTTP upstreams continue the trace);
     // what the engine reports beside its events comes back to the telemetry.
@@ -91,7 +99,7 @@ export class GenerationService {
     const contended = Number.isFinite(model.admission.limits.maxConcurrency);
     const claim = tenantClaim(tenant, limited, options.background === true, contended);
     const budgeted = tenant.limits?.tokensPerMinute !== undefined || tenant.limits?.tokensPerDay !== undefined;
-    const engine$ = model.engine.generate(traced);
+    const engine$ = options.work ? options.work(model.engine, traced) : model.engine.generate(traced);
     // What the engine reports settles the tenant's charge in the queue, and is charged to its token budgets.
     const generated$ = contended || budgeted ? engine$.pipe(meterInto(claim)) : engine$;
     // Hidden here, before the responder's keep-alive and fold: reasoning the client never sees
@@ -171,4 +179,13 @@ export class GenerationService {
       throw error;
     }
   }
+}
+
+/** A model asked for an API it does not serve (its `apis`, or its engine's): the client's to fix, so a 400. */
+function notServed(model: string, api: ModelApi, served: readonly ModelApi[]): GatewayError {
+  return new GatewayError(
+    'invalid_request',
+    `The model '${model}' does not serve the ${api} API; it serves: ${served.join(', ') || 'none'}.`,
+    { param: 'model', code: 'api_not_served' },
+  );
 }

@@ -32,7 +32,7 @@ export function dialectOfPath(url: string): ErrorDialect {
 
 /** The dialect of a generation request known by its API (telemetry's), OpenAI's when none is known. */
 export function dialectOfApi(api: ApiName | undefined): ErrorDialect {
-  return api === undefined ? 'openai' : protocolNamed(api).dialect;
+  return (api === undefined ? undefined : BY_API.get(api)?.dialect) ?? 'openai';
 }
 
 function decodedPathOf(url: string): string {

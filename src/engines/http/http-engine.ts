@@ -7,6 +7,8 @@ import { ACCEPTED, countersAsAck, countersOf, type EngineEvent } from '../../eng
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
+import type * as Pooling from '../../engine/pooling.js';
+import { UpstreamPooling } from './upstream-pooling.js';
 import { AffinityRouter } from './affinity-router.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
@@ -16,7 +18,7 @@ import type { ProbeResult } from './health-probe.js';
 import { cutError, MidStreamFailover, type Continuation, type ResumeFailure } from './mid-stream-failover.js';
 import { prefixAffinityPosition } from './prefix-affinity-key.js';
 import { ReplicaPool, type Replica, type ReplicaState, type ReplicaTraffic } from './replica-pool.js';
-import { secretRedactor, type Redact } from './secret-redactor.js';
+import { passwordOf, secretRedactor, type Redact } from './secret-redactor.js';
 import { stallWatch } from './stall-watch.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
@@ -55,6 +57,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private readonly redact: Redact;
   private readonly failoverPolicy: MidStreamFailoverConfig;
   private readonly failoverCounters = new FailoverCounters();
+  private readonly pooling: UpstreamPooling;
 
   constructor(private readonly config: HttpModelConfig) {
     super();
@@ -82,6 +85,10 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
         }),
       );
     }
+    this.pooling = new UpstreamPooling(this.pool, this.connections, this.headers, config.upstreamModel ?? config.name, {
+      recordFailure: (replica, error) => this.recordFailure(replica, error),
+      exhausted: (tried, lastError) => this.exhausted(tried, lastError),
+    });
     if (config.healthCheckIntervalMs > 0) {
       const targets = this.pool.replicas.map((replica) => ({ replica, connection: this.connections.get(replica)! }));
       this.healthChecker = new HealthChecker(
@@ -215,6 +222,17 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       tryNext();
       return attempts;
     });
+  }
+
+  /** The pooling APIs: one JSON answer each, retried on another replica before it (upstream-pooling.ts). */
+  override embed(request: Pooling.EmbeddingRequest, context: Pooling.PoolingContext) {
+    return this.pooling.embed(request, context);
+  }
+  override rerank(request: Pooling.PoolingPassRequest, context: Pooling.PoolingContext) {
+    return this.pooling.pass('rerank', request, context);
+  }
+  override score(request: Pooling.PoolingPassRequest, context: Pooling.PoolingContext) {
+    return this.pooling.pass('score', request, context);
   }
 
   /** At least one replica passes its health check and is not ejected. */
@@ -378,15 +396,5 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       `All replicas of model '${this.config.name}' failed or are down (${triedCount} of ${total} tried); the last error: ${lastError.message}`,
       { code: 'upstream_unavailable', cause: lastError },
     );
-  }
-}
-
-/** The password written into an upstream URL, if any: redacted from error messages like the key. */
-function passwordOf(url: string): string | undefined {
-  try {
-    const password = new URL(url).password;
-    return password ? decodeURIComponent(password) : undefined;
-  } catch {
-    return undefined;
   }
 }
