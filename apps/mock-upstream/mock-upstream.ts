@@ -89,7 +89,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     gets: {},
   };
 
-  const chat = async (request: IncomingMessage, response: ServerResponse) => {
+  const chat = async (request: IncomingMessage, response: ServerResponse, completion = false) => {
     let body: Record<string, unknown>;
     let requestBehaviour: MockBehaviour;
     try {
@@ -100,6 +100,8 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     }
     state.received.push({ path: request.url ?? '', headers: request.headers, body });
     if (state.received.length > recordLimit) state.received.shift();
+    // A raw completion is planned as a chat whose user message is its prompt (the mock echoes it), without reasoning.
+    if (completion) body = completionAsChat(body);
     if (options.servedModel !== undefined && body.model !== options.servedModel) {
       return sendJson(response, 404, mockError(404, `The model \`${String(body.model)}\` does not exist.`));
     }
@@ -163,6 +165,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
         onDecoding();
       },
       failureMessage,
+      completion,
     };
     if (body.stream !== true) return answerJson(common);
     const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; continuous_usage_stats?: boolean };
@@ -201,8 +204,8 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     const path = (request.url ?? '/').split('?')[0];
     const route = `${request.method} ${path}`;
     if (request.method === 'GET') state.gets[path] = (state.gets[path] ?? 0) + 1;
-    if (route === 'POST /v1/chat/completions') {
-      chat(request, response).catch((error: unknown) => {
+    if (route === 'POST /v1/chat/completions' || route === 'POST /v1/completions') {
+      chat(request, response, route === 'POST /v1/completions').catch((error: unknown) => {
         if ((error as Error)?.name === 'AbortError') return;
         if (!response.headersSent) sendJson(response, 500, mockError(500, String(error)));
         else response.destroy();
@@ -335,6 +338,12 @@ function metricsText(model: string, state: MockState, prefixCache: MockPrefixCac
       prefixCache.hits,
     )
   );
+}
+
+/** A `/v1/completions` body as the chat request the mock plans its answer from. */
+function completionAsChat(body: Record<string, unknown>): Record<string, unknown> {
+  const prompt = typeof body.prompt === 'string' ? body.prompt : '';
+  return { ...body, messages: [{ role: 'user', content: prompt }], chat_template_kwargs: { enable_thinking: false } };
 }
 
 /** `/v1/embeddings` and the like, and vLLM's unversioned `/rerank`, `/v2/rerank`. */

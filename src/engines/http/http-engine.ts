@@ -20,7 +20,7 @@ import { prefixAffinityPosition } from './prefix-affinity-key.js';
 import { ReplicaPool, type Replica, type ReplicaState, type ReplicaTraffic } from './replica-pool.js';
 import { passwordOf, secretRedactor, type Redact } from './secret-redactor.js';
 import { stallWatch } from './stall-watch.js';
-import { toUpstreamChatRequest } from './upstream-chat-request.js';
+import { toUpstreamRequest, type AttemptOptions } from './upstream-completion-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
 import { UpstreamError, upstreamStallError } from './upstream-error.js';
 import { countUpstreamPromptTokens } from './upstream-token-count.js';
@@ -105,7 +105,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   generate(request: GenerationRequest): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
       const whole = request.stream === false && this.config.nonStreaming === 'json';
-      const upstreamRequest = toUpstreamChatRequest(request, {
+      const { route, body: upstreamRequest } = toUpstreamRequest(request, {
         upstreamModel: this.config.upstreamModel ?? this.config.name,
         continuousUsage: this.config.continuousUsage,
         whole,
@@ -119,7 +119,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       const position = this.affinity ? prefixAffinityPosition(request) : undefined;
       // A whole JSON answer emits nothing before it is complete: its failures are retried as any before the first output.
       const failover =
-        whole || !this.failoverPolicy.enabled
+        whole || route === 'completions' || !this.failoverPolicy.enabled
           ? undefined
           : new MidStreamFailover(request, upstreamRequest, this.failoverPolicy, startedAt);
       const emit = failover
@@ -177,7 +177,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
           this.attempt(
             replica,
             payload,
-            { whole, traceHeaders: request.traceHeaders ?? {}, onAccepted },
+            { whole, route, traceHeaders: request.traceHeaders ?? {}, onAccepted },
             this.decoder(whole, from),
             observer,
           ),
@@ -293,11 +293,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private attempt(
     replica: Replica,
     body: string,
-    {
-      whole,
-      traceHeaders,
-      onAccepted,
-    }: { whole: boolean; traceHeaders: Record<string, string>; onAccepted: () => void },
+    { whole, route, traceHeaders, onAccepted }: AttemptOptions,
     decode: OperatorFunction<string, EngineEvent>,
     observer: Observer<EngineEvent>,
   ): Subscription {
@@ -305,7 +301,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     replica.requests += 1;
     const subscription = this.connections
       .get(replica)!
-      .postChat(body, { ...traceHeaders, ...this.headers }, whole, onAccepted)
+      .postChat(body, { ...traceHeaders, ...this.headers }, whole, onAccepted, route)
       .pipe(decode)
       .subscribe({
         next: observer.next,

@@ -67,12 +67,18 @@ export class UpstreamConnection {
    * generation. A non-200 status, a timeout or a broken connection errors with an UpstreamError;
    * a 200's headers call `onAccepted` before any body.
    */
-  postChat(body: string, headers: Record<string, string>, whole: boolean, onAccepted?: () => void): Observable<string> {
+  postChat(
+    body: string,
+    headers: Record<string, string>,
+    whole: boolean,
+    onAccepted?: () => void,
+    route: 'chat/completions' | 'completions' = 'chat/completions',
+  ): Observable<string> {
     return new Observable<string>((subscriber) => {
       const exchange = new UpstreamExchange(subscriber, this.timeouts, whole, this.redact, onAccepted);
       this.pool.dispatch(
         {
-          path: this.chatPath,
+          path: route === 'chat/completions' ? this.chatPath : `${this.basePath}/${route}`,
           method: 'POST',
           headers: {
             'content-type': 'application/json',
