@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
 import { scrape, valueOf } from './support/prometheus.js';
+import { LifecycleService } from '../src/lifecycle/lifecycle.service.js';
 
 const behaving = (behaviour: Record<string, unknown>) => ({ 'x-mock-behaviour': JSON.stringify(behaviour) });
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -209,6 +210,16 @@ describe('pooling APIs on an upstream fleet', () => {
           headers: behaving({ failureStatus: 400 }),
         },
         {
+          name: 'one-at-a-time',
+          engine: 'http',
+          upstreams: [main.url],
+          upstreamModel: 'org/embedder',
+          healthCheckIntervalMs: 0,
+          headers: behaving({ prefillMs: 60_000 }),
+          maxConcurrency: 1,
+          maxQueue: 0,
+        },
+        {
           name: 'slow',
           engine: 'http',
           upstreams: [main.url],
@@ -287,6 +298,25 @@ describe('pooling APIs on an upstream fleet', () => {
     );
   });
 
+  it('takes a place in the model’s queue: a full one is a 429 before anything is sent upstream', async () => {
+    const controller = new AbortController();
+    const holding = fetch(`${gateway.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'one-at-a-time', input: 'hold' }),
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
+    expect(await eventually(() => main.state.openRequests === 1)).toBe(true);
+    const received = main.state.received.length;
+    const refused = await post(`${gateway.url}/v1/embeddings`, { model: 'one-at-a-time', input: 'wait' });
+    expect(refused.status).toBe(429);
+    expect((await readJson(refused)).error.code).toBe('queue_full');
+    expect(main.state.received.length).toBe(received);
+    controller.abort();
+    await holding;
+    expect(await eventually(() => main.state.openRequests === 0)).toBe(true);
+  });
+
   it('reranks on /v1/rerank and vLLM’s aliases, and scores on /v1/score', async () => {
     const request = {
       model: 'embedder',
@@ -315,12 +345,18 @@ describe('pooling APIs on an upstream fleet', () => {
     expect((await readJson(bad)).error.param).toBe('documents');
   });
 
-  it('refuses rerank on a model whose engine cannot (the stub)', async () => {
+  it('refuses rerank on a model whose engine cannot (the stub), and every pooling API while draining', async () => {
     const stubbed = await startGateway({ models: [{ name: 'stub', engine: 'stub' }] });
     try {
       const response = await post(`${stubbed.url}/v1/rerank`, { model: 'stub', query: 'q', documents: ['d'] });
       expect(response.status).toBe(400);
       expect((await readJson(response)).error.code).toBe('api_not_served');
+      stubbed.app.get(LifecycleService).beginDrain();
+      for (const path of ['/v1/embeddings', '/v1/rerank', '/v1/score', '/v1/completions']) {
+        const drained = await post(`${stubbed.url}${path}`, { model: 'stub', input: 'x' });
+        expect(drained.status, path).toBe(503);
+        expect((await readJson(drained)).error.code).toBe('shutting_down');
+      }
     } finally {
       await stubbed.close();
     }
