@@ -12,6 +12,8 @@ export const SCENARIOS = [
   'throughput',
   'latency',
   'non-streaming',
+  'embeddings',
+  'completions',
   'observability',
   'stored-responses',
   'idle',
@@ -49,6 +51,10 @@ export interface BenchProfile {
     timing: LoadTiming;
   };
   nonStreaming: { concurrency: number; tokens: number; rounds: number; timing: LoadTiming };
+  /** Embeddings requests of `inputs` texts each, non-streaming. */
+  embeddings: { concurrency: number; inputs: number; rounds: number; timing: LoadTiming };
+  /** Completions streamed as fast as they go (`tokens` per answer). */
+  completions: { streams: number; tokens: number; rounds: number; timing: LoadTiming };
   observability: {
     streams: number;
     tokens: number;
@@ -85,6 +91,8 @@ export const FULL_PROFILE: BenchProfile = {
     timing: { warmupMs: 800, measureMs: 1200 },
   },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  embeddings: { concurrency: 64, inputs: 8, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  completions: { streams: 16, tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
   observability: {
     streams: 64,
     tokens: 256,
@@ -182,6 +190,8 @@ export const QUICK_PROFILE: BenchProfile = {
     timing: { warmupMs: 350, measureMs: 800 },
   },
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  embeddings: { concurrency: 64, inputs: 8, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  completions: { streams: 16, tokens: 256, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   storedResponses: {
     ...FULL_PROFILE.storedResponses,

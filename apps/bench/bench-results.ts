@@ -24,6 +24,9 @@ export interface BenchResults {
   throughput?: StreamingResult[];
   latency?: LatencyResult[];
   nonStreaming?: NonStreamingResult[];
+  /** `tokensPerAnswer` holds the inputs per request. */
+  embeddings?: NonStreamingResult[];
+  completions?: StreamingResult[];
   observability?: { off: StreamingResult[]; on: StreamingResult[]; sink: { requests: number; bytes: number } };
   storedResponses?: StoredResponsesResults;
   idle?: IdleResult[];

@@ -1,5 +1,6 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import type { UpstreamWrites } from './gateway-configs.js';
+import { renderApiScenarios } from './api-report.js';
 import { renderStoredResponses } from './responses-store-report.js';
 import { renderTenants } from './tenants-report.js';
 import type { StreamingResult } from './streaming-load.js';
@@ -31,6 +32,8 @@ function backgroundOf(results: BenchResults): number[] {
     ...(results.throughput ?? []),
     ...(results.latency ?? []),
     ...(results.nonStreaming ?? []),
+    ...(results.embeddings ?? []),
+    ...(results.completions ?? []),
     ...(results.observability?.on ?? []),
     ...(results.observability?.off ?? []),
     ...(results.storedResponses?.rows ?? []),
@@ -151,6 +154,8 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
         (bare ? `\n${CPU_VS_BARE_NOTE}` : ''),
     );
   }
+
+  for (const { title, body } of renderApiScenarios(results)) section(title, body);
 
   if (results.observability) {
     const { off, on, sink } = results.observability;

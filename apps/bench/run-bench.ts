@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import type { BenchOptions, ScenarioName } from './bench-options.js';
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
+import { runApiScenarios } from './api-scenario-runs.js';
 import { runFailover } from './failover-scenario.js';
 import type { ChildServer } from './child-server.js';
 import {
@@ -75,11 +76,12 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       upstreamPid: model.startsWith('mock') ? mock.pid : undefined,
     });
 
-    if (wants('throughput') || wants('latency') || wants('non-streaming')) {
+    const forwardingScenarios: ScenarioName[] = ['throughput', 'non-streaming', 'embeddings', 'completions'];
+    if (wants('latency') || forwardingScenarios.some(wants)) {
       // The reference proxies (the bare proxy, the floor for a Node gateway; nginx when asked for)
       // start beside the gateway; they are measured in the same rounds as direct and the gateway,
       // and judged by no target.
-      const forwarding = wants('throughput') || wants('non-streaming');
+      const forwarding = forwardingScenarios.some(wants);
       const [gateway, bareProxy, nginx] = await Promise.all([
         stack.startGateway('main', gatewayConfig({ models })),
         forwarding ? stack.startBareProxy(mock.url) : undefined,
@@ -164,6 +166,7 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
           nonStreamingResult(target.label, concurrency, tokens, tallies[index]),
         );
       }
+      await runApiScenarios(options, [direct, ...references, http, stub], results, progress);
       await stack.stop(gateway);
       if (bareProxy) await stack.stop(bareProxy);
       if (nginx) await stack.stop(nginx);

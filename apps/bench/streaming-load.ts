@@ -236,7 +236,7 @@ export function nonStreamingResult(
   };
 }
 
-function tallyOf(run: ClosedLoopResult, units: number, tokens: number): Tally {
+export function tallyOf(run: ClosedLoopResult, units: number, tokens: number): Tally {
   const [before, after] = run.marks as [CpuSnapshot, CpuSnapshot];
   return {
     windowMs: run.window.durationMs,
