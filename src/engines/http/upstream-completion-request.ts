@@ -24,10 +24,8 @@ export function toUpstreamRequest(request: GenerationRequest, options: UpstreamR
   const completion = request.completion;
   if (completion === undefined) return { route: 'chat/completions', body: toUpstreamChatRequest(request, options) };
   // Chat's sampling and stream fields; its messages and reasoning switch have no place in a raw completion.
-  const { messages: _messages, ...chat } = toUpstreamChatRequest(
-    { ...request, messages: [] },
-    { ...options, disableReasoningWith: undefined },
-  );
+  const chat = toUpstreamChatRequest(request, { ...options, disableReasoningWith: undefined });
+  delete chat.messages;
   return {
     route: 'completions',
     body: {
