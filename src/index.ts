@@ -31,6 +31,7 @@ export {
   textOf,
   type AssistantMessage,
   type ChatMessage,
+  type CompletionPrompt,
   type ContentPart,
   type GenerationRequest,
   type ResponseFormat,
@@ -43,6 +44,13 @@ export {
   type UserMessage,
 } from './engine/generation-request.js';
 export { InferenceEngine } from './engine/inference-engine.js';
+export type {
+  EmbeddingRequest,
+  EmbeddingResult,
+  PoolingContext,
+  PoolingPassRequest,
+  PoolingPassResult,
+} from './engine/pooling.js';
 export type { ReadinessDetails } from './engine/readiness-details.js';
 export { EngineKind, type EngineKindOptions, type EngineKindProvider } from './engines/engine-kind.js';
 export { GatewayError, type FailureKind, type GatewayErrorOptions } from './errors/gateway-error.js';

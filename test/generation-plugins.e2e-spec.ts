@@ -316,7 +316,8 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
 
   it('names, in one warning at start, each Nest enhancer that cannot reach the generation routes (not a guard, nor a GenerationHook registered as APP_INTERCEPTOR)', () => {
     expect(logs.lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
-      "These Nest enhancers reach Nest's own routes only, not the generation routes (/v1/chat/completions, /v1/responses, /v1/messages): " +
+      "These Nest enhancers reach Nest's own routes only, not the generation routes (/v1/chat/completions, /v1/responses, /v1/messages, " +
+        '/v1/completions, /v1/embeddings, /v1/rerank, /rerank, /v2/rerank, /v1/score): ' +
         'APP_PIPE UppercasePipe, APP_FILTER PluginErrorFilter, APP_INTERCEPTOR TimingInterceptor. ' +
         'Generation requests run APP_GUARD guards and GenerationHook providers (docs/extending.md, What Nest applies to the generation routes).',
     ]);

@@ -428,7 +428,13 @@ describe('GET /v1/models in the client’s dialect', () => {
   it('answers OpenAI’s list shape otherwise', async () => {
     const raw = await readJson(await fetch(`${gateway.url}/v1/models`));
     expect(raw.object).toBe('list');
-    expect(raw.data[0]).toEqual({ id: 'stub', object: 'model', created: expect.any(Number), owned_by: 'gantry' });
+    expect(raw.data[0]).toEqual({
+      id: 'stub',
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: 'gantry',
+      apis: ['chat', 'responses', 'messages', 'completions', 'embeddings'],
+    });
     const listed: string[] = [];
     for await (const model of openai.models.list()) listed.push(model.id);
     expect(listed).toEqual(names);
@@ -445,6 +451,7 @@ describe('GET /v1/models in the client’s dialect', () => {
       object: 'model',
       created: expect.any(Number),
       owned_by: 'gantry',
+      apis: expect.arrayContaining(['chat']),
     });
   });
 

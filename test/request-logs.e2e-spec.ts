@@ -26,6 +26,33 @@ describe('request logs', () => {
   });
   afterAll(() => gateway?.close());
 
+  it('labels embeddings and completions by API, with no input or prompt text', async () => {
+    const send = (path: string, body: unknown, requestId: string) =>
+      fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+        body: JSON.stringify(body),
+      }).then((response) => response.json());
+    await send('/v1/embeddings', { model: 'stub', input: 'TOP-SECRET-EMBEDDING three words' }, 'req-embed');
+    await send('/v1/completions', { model: 'stub', prompt: 'TOP-SECRET-COMPLETION two' }, 'req-complete');
+    expect(await eventually(() => lines.some((line) => line.requestId === 'req-complete'))).toBe(true);
+    expect(lines.find((line) => line.requestId === 'req-embed')).toMatchObject({
+      api: 'embeddings',
+      model: 'stub',
+      status: 200,
+      outcome: 'completed',
+      promptTokens: 3,
+      completionTokens: 0,
+    });
+    expect(lines.find((line) => line.requestId === 'req-complete')).toMatchObject({
+      api: 'completions',
+      status: 200,
+      outcome: 'completed',
+      completionTokens: 2,
+    });
+    expect(raw.join('\n')).not.toMatch(/TOP-SECRET/);
+  });
+
   it('writes one line per request with its fields, and no prompt, output or key', async () => {
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',

@@ -1,9 +1,10 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Pool, type Dispatcher } from 'undici';
 import { MOCK_BEHAVIOUR_HEADER } from './gateway-configs.js';
 
 /**
- * The benchmark's "bare proxy": a reference, not a product. `POST /v1/chat/completions` on
+ * The benchmark's "bare proxy": a reference, not a product. `POST /v1/chat/completions` (and
+ * `/v1/completions`, `/v1/embeddings`) on
  * Fastify (default JSON parser) forwarded to one upstream by one undici Pool with `dispatch`, and
  * nothing else (no validation, RxJS, logging, metrics or tracing), so that the bench shows what
  * any Node gateway built on these two libraries reaches on the machine: the floor for Gantry.
@@ -12,11 +13,13 @@ import { MOCK_BEHAVIOUR_HEADER } from './gateway-configs.js';
  */
 export function bareProxy(upstreamBaseUrl: string): { app: FastifyInstance; close(): Promise<void> } {
   const upstream = new URL(upstreamBaseUrl);
-  const chatPath = `${upstream.pathname.replace(/\/+$/, '')}/chat/completions`;
+  const base = upstream.pathname.replace(/\/+$/, '');
   const pool = new Pool(upstream.origin);
   const app = Fastify();
 
-  app.post('/v1/chat/completions', (request, reply) => {
+  // Chat, and the completions and embeddings scenarios' routes, each to the same route upstream.
+  const forward = (route: string) => (request: FastifyRequest, reply: FastifyReply) => {
+    const upstreamPath = `${base}/${route}`;
     const stream = (request.body as { stream?: unknown }).stream === true;
     const chunks: Buffer[] = [];
     let controller: Dispatcher.DispatchController | undefined;
@@ -49,8 +52,8 @@ export function bareProxy(upstreamBaseUrl: string): { app: FastifyInstance; clos
         if (stream) return void reply.raw.end();
         const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
         if (status !== 200) return void reply.code(status).send(answer);
-        const { id, object, created, model, choices, usage } = answer;
-        reply.send({ id, object, created, model, choices, usage });
+        const { id, object, created, model, choices, data, usage } = answer;
+        reply.send({ id, object, created, model, choices, data, usage });
       },
       onResponseError(_controller, error) {
         finished = true;
@@ -62,7 +65,7 @@ export function bareProxy(upstreamBaseUrl: string): { app: FastifyInstance; clos
     const behaviour = request.headers[MOCK_BEHAVIOUR_HEADER];
     pool.dispatch(
       {
-        path: chatPath,
+        path: upstreamPath,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -73,7 +76,8 @@ export function bareProxy(upstreamBaseUrl: string): { app: FastifyInstance; clos
       },
       handler,
     );
-  });
+  };
+  for (const route of ['chat/completions', 'completions', 'embeddings']) app.post(`/v1/${route}`, forward(route));
 
   return {
     app,

@@ -16,6 +16,8 @@ export const SCENARIOS = [
   'non-streaming',
   'agent',
   'pause',
+  'embeddings',
+  'completions',
   'observability',
   'stored-responses',
   'idle',
@@ -57,6 +59,10 @@ export interface BenchProfile {
   agent: AgentPlan;
   /** Paced streams' gaps while large bodies arrive beside them. */
   pause: PausePlan;
+  /** Embeddings requests of `inputs` texts each, non-streaming. */
+  embeddings: { concurrency: number; inputs: number; rounds: number; timing: LoadTiming };
+  /** Completions streamed as fast as they go (`tokens` per answer). */
+  completions: { streams: number; tokens: number; rounds: number; timing: LoadTiming };
   observability: {
     streams: number;
     tokens: number;
@@ -95,6 +101,8 @@ export const FULL_PROFILE: BenchProfile = {
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
   agent: { concurrency: 8, tokens: 16, rounds: 3, timing: { warmupMs: 500, measureMs: 1500 } },
   pause: { streams: 32, tokens: 64, everyMs: 100, manyMessages: 2000, timing: { warmupMs: 800, measureMs: 4000 } },
+  embeddings: { concurrency: 64, inputs: 8, rounds: 3, timing: { warmupMs: 300, measureMs: 1000 } },
+  completions: { streams: 16, tokens: 256, rounds: 3, timing: { warmupMs: 400, measureMs: 1000 } },
   observability: {
     streams: 64,
     tokens: 256,
@@ -194,6 +202,8 @@ export const QUICK_PROFILE: BenchProfile = {
   nonStreaming: { concurrency: 64, tokens: 16, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   agent: { concurrency: 8, tokens: 16, rounds: 1, timing: { warmupMs: 200, measureMs: 600 } },
   pause: { streams: 32, tokens: 64, everyMs: 100, manyMessages: 2000, timing: { warmupMs: 400, measureMs: 1000 } },
+  embeddings: { concurrency: 64, inputs: 8, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
+  completions: { streams: 16, tokens: 256, rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   observability: { streams: 64, tokens: 256, engines: ['http'], rounds: 1, timing: { warmupMs: 150, measureMs: 500 } },
   storedResponses: {
     ...FULL_PROFILE.storedResponses,

@@ -28,6 +28,9 @@ export interface BenchResults {
   nonStreaming?: NonStreamingResult[];
   agent?: AgentResult[];
   pause?: PauseResult[];
+  /** `tokensPerAnswer` holds the inputs per request. */
+  embeddings?: NonStreamingResult[];
+  completions?: StreamingResult[];
   observability?: { off: StreamingResult[]; on: StreamingResult[]; sink: { requests: number; bytes: number } };
   storedResponses?: StoredResponsesResults;
   idle?: IdleResult[];

@@ -70,14 +70,14 @@ export function streamChat(call: ChatCall, handlers: StreamHandlers = {}): Reque
   });
 }
 
-/** POSTs a non-streaming chat request; completed when a 200 JSON body with `choices` arrived whole. */
-export function postChat(call: ChatCall): RequestHandle {
+/** POSTs a non-streaming request; completed when a 200 JSON body holding `marker` (chat's `choices`) arrived whole. */
+export function postChat(call: ChatCall, marker = '"choices"'): RequestHandle {
   return exchange(call, (response, settle) => {
     let body = '';
     response.setEncoding('utf8');
     response.on('data', (text: string) => (body += text));
     response.on('end', () => {
-      const ok = body.startsWith('{') && body.includes('"choices"');
+      const ok = body.startsWith('{') && body.includes(marker);
       settle(
         ok
           ? { kind: 'completed', at: performance.now() }

@@ -1,6 +1,7 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import type { UpstreamWrites } from './gateway-configs.js';
 import { renderAgent, renderPause } from './agent-report.js';
+import { renderApiScenarios } from './api-report.js';
 import { renderStoredResponses } from './responses-store-report.js';
 import { renderTenants } from './tenants-report.js';
 import type { StreamingResult } from './streaming-load.js';
@@ -33,6 +34,8 @@ function backgroundOf(results: BenchResults): number[] {
     ...(results.latency ?? []),
     ...(results.nonStreaming ?? []),
     ...(results.agent ?? []),
+    ...(results.embeddings ?? []),
+    ...(results.completions ?? []),
     ...(results.observability?.on ?? []),
     ...(results.observability?.off ?? []),
     ...(results.storedResponses?.rows ?? []),
@@ -156,6 +159,7 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
 
   if (results.agent) section(...renderAgent(results.agent));
   if (results.pause) section(...renderPause(results.pause));
+  for (const { title, body } of renderApiScenarios(results)) section(title, body);
 
   if (results.observability) {
     const { off, on, sink } = results.observability;

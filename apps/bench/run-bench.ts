@@ -7,6 +7,7 @@ import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults 
 import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
 import { measureAgentTurns } from './agent-scenario.js';
 import { measurePauses } from './pause-scenario.js';
+import { runApiScenarios } from './api-scenario-runs.js';
 import { runFailover } from './failover-scenario.js';
 import type { ChildServer } from './child-server.js';
 import {
@@ -77,11 +78,12 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       upstreamPid: model.startsWith('mock') ? mock.pid : undefined,
     });
 
-    if (wants('throughput') || wants('latency') || wants('non-streaming') || wants('agent') || wants('pause')) {
+    const forwardingScenarios: ScenarioName[] = ['throughput', 'non-streaming', 'agent', 'embeddings', 'completions'];
+    if (wants('latency') || wants('pause') || forwardingScenarios.some(wants)) {
       // The reference proxies (the bare proxy, the floor for a Node gateway; nginx when asked for)
       // start beside the gateway; they are measured in the same rounds as direct and the gateway,
       // and judged by no target.
-      const forwarding = wants('throughput') || wants('non-streaming') || wants('agent');
+      const forwarding = forwardingScenarios.some(wants);
       const [gateway, bareProxy, nginx] = await Promise.all([
         stack.startGateway('main', gatewayConfig({ models })),
         forwarding ? stack.startBareProxy(mock.url) : undefined,
@@ -180,6 +182,7 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
         );
         results.pause = await measurePauses(via(gateway, 'mock-paced', GANTRY_HTTP), stub, profile.pause);
       }
+      await runApiScenarios(options, [direct, ...references, http, stub], results, progress);
       await stack.stop(gateway);
       if (bareProxy) await stack.stop(bareProxy);
       if (nginx) await stack.stop(nginx);

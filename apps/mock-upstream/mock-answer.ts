@@ -35,6 +35,8 @@ export interface MockReplyContext {
   onDecoding: () => void;
   /** The message of an injected `status` or `error` failure. */
   failureMessage: string;
+  /** A `/v1/completions` request: answered as `text_completion` (no role chunk, `text` for `delta`). */
+  completion?: boolean;
 }
 
 export const EMPTY_PROMPT_ANSWER = 'Hello from the mock upstream';

@@ -39,6 +39,24 @@ export async function answerJson(context: MockReplyContext): Promise<void> {
           },
         ];
   const completionTokens = answer.steps.length;
+  const usage = {
+    prompt_tokens: answer.promptTokens,
+    total_tokens: answer.promptTokens + completionTokens,
+    completion_tokens: completionTokens,
+    ...cachedUsage(answer),
+  };
+  if (context.completion) {
+    const choice = { index: 0, text: join('content'), logprobs: null, finish_reason: answer.finishReason };
+    const created = context.created;
+    return sendJson(response, 200, {
+      id: context.id,
+      object: 'text_completion',
+      created,
+      model: context.model,
+      choices: [choice],
+      usage,
+    });
+  }
   sendJson(response, 200, {
     id: context.id,
     object: 'chat.completion',
@@ -58,12 +76,7 @@ export async function answerJson(context: MockReplyContext): Promise<void> {
         stop_reason: answer.stopReason,
       },
     ],
-    usage: {
-      prompt_tokens: answer.promptTokens,
-      total_tokens: answer.promptTokens + completionTokens,
-      completion_tokens: completionTokens,
-      ...cachedUsage(answer),
-    },
+    usage,
   });
 }
 

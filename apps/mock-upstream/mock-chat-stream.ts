@@ -17,7 +17,8 @@ export interface MockStreamContext extends MockReplyContext {
  */
 export async function streamAnswer(context: MockStreamContext): Promise<void> {
   const { response, answer, behaviour, signal } = context;
-  const prefix = `{"id":"${context.id}","object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"choices":`;
+  const object = context.completion ? 'text_completion' : 'chat.completion.chunk';
+  const prefix = `{"id":"${context.id}","object":"${object}","created":${context.created},"model":${JSON.stringify(context.model)},"choices":`;
   let completionTokens = 0;
   const usage = () => ({
     prompt_tokens: answer.promptTokens,
@@ -37,7 +38,11 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
   response.flushHeaders();
   await sleep(behaviour.prefillMs, undefined, { signal });
   context.onDecoding();
-  await chunk('{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}');
+  if (!context.completion)
+    await chunk('{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}');
+  // A completion's choice has its text where a chat chunk has its delta.
+  const piece = (delta: Record<string, unknown>) =>
+    context.completion ? `"text":${JSON.stringify(delta.content ?? '')}` : `"delta":${JSON.stringify(delta)}`;
 
   const failAt = failurePoint(behaviour, answer.offset);
   const started = performance.now();
@@ -53,11 +58,11 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
       await (behaviour.chunksPerWrite === 1 ? nextTurn() : sleep(0, undefined, { signal }));
     }
     completionTokens += 1;
-    await chunk(`{"index":0,"delta":${JSON.stringify(deltaOf(step, behaviour))},"logprobs":null,"finish_reason":null}`);
+    await chunk(`{"index":0,${piece(deltaOf(step, behaviour))},"logprobs":null,"finish_reason":null}`);
   }
   if (failAt !== undefined && failAt >= answer.steps.length) return injectFailure(context, write);
   await chunk(
-    `{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"${answer.finishReason}","stop_reason":${JSON.stringify(answer.stopReason)}}`,
+    `{"index":0,${piece({ content: '' })},"logprobs":null,"finish_reason":"${answer.finishReason}","stop_reason":${JSON.stringify(answer.stopReason)}}`,
   );
   // As vLLM: the cached prompt tokens ride only the final usage, not the continuous one.
   if (context.includeUsage)

@@ -6,6 +6,7 @@ import { answerJson, mockError, sendJson } from './mock-chat-json.js';
 import { streamAnswer } from './mock-chat-stream.js';
 import { MockPrefixCache, planPrefill, PrefillLane } from './mock-prefix-cache.js';
 import { answerTokenize } from './mock-tokenize.js';
+import { answerPooling, MOCK_POOLING_ROUTES, type MockPoolingRoute } from './mock-pooling.js';
 
 export interface MockUpstreamOptions {
   /** 0 (the default) picks a free port. */
@@ -88,7 +89,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     gets: {},
   };
 
-  const chat = async (request: IncomingMessage, response: ServerResponse) => {
+  const chat = async (request: IncomingMessage, response: ServerResponse, completion = false) => {
     let body: Record<string, unknown>;
     let requestBehaviour: MockBehaviour;
     try {
@@ -99,6 +100,8 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     }
     state.received.push({ path: request.url ?? '', headers: request.headers, body });
     if (state.received.length > recordLimit) state.received.shift();
+    // A raw completion is planned as a chat whose user message is its prompt (the mock echoes it), without reasoning.
+    if (completion) body = completionAsChat(body);
     if (options.servedModel !== undefined && body.model !== options.servedModel) {
       return sendJson(response, 404, mockError(404, `The model \`${String(body.model)}\` does not exist.`));
     }
@@ -162,6 +165,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
         onDecoding();
       },
       failureMessage,
+      completion,
     };
     if (body.stream !== true) return answerJson(common);
     const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; continuous_usage_stats?: boolean };
@@ -173,16 +177,41 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     });
   };
 
+  /** An embeddings, rerank or score request: recorded, checked for its model, answered (mock-pooling.ts). */
+  const pooling = async (route: MockPoolingRoute, request: IncomingMessage, response: ServerResponse) => {
+    let body: Record<string, unknown>;
+    let requestBehaviour: MockBehaviour;
+    try {
+      body = JSON.parse(await readBody(request)) as Record<string, unknown>;
+      requestBehaviour = behaviourFor(behaviour, request.headers[BEHAVIOUR_HEADER]);
+    } catch (error) {
+      return sendJson(response, 400, mockError(400, (error as Error).message));
+    }
+    state.received.push({ path: request.url ?? '', headers: request.headers, body });
+    if (state.received.length > recordLimit) state.received.shift();
+    if (options.servedModel !== undefined && body.model !== options.servedModel)
+      return sendJson(response, 404, mockError(404, `The model \`${String(body.model)}\` does not exist.`));
+    state.openRequests += 1;
+    response.once('close', () => {
+      state.openRequests -= 1;
+      if (response.writableFinished) state.completedRequests += 1;
+      else state.abortedRequests += 1;
+    });
+    answerPooling(route, body, requestBehaviour, response, failureMessageOf(requestBehaviour, request.headers, body));
+  };
+
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const route = `${request.method} ${path}`;
     if (request.method === 'GET') state.gets[path] = (state.gets[path] ?? 0) + 1;
-    if (route === 'POST /v1/chat/completions') {
-      chat(request, response).catch((error: unknown) => {
+    if (route === 'POST /v1/chat/completions' || route === 'POST /v1/completions') {
+      chat(request, response, route === 'POST /v1/completions').catch((error: unknown) => {
         if ((error as Error)?.name === 'AbortError') return;
         if (!response.headersSent) sendJson(response, 500, mockError(500, String(error)));
         else response.destroy();
       });
+    } else if (request.method === 'POST' && poolingRouteOf(path) !== undefined) {
+      pooling(poolingRouteOf(path)!, request, response).catch(() => response.destroy());
     } else if (route === 'POST /tokenize') {
       answerTokenize(request, response, {
         servedModel: options.servedModel,
@@ -309,6 +338,18 @@ function metricsText(model: string, state: MockState, prefixCache: MockPrefixCac
       prefixCache.hits,
     )
   );
+}
+
+/** A `/v1/completions` body as the chat request the mock plans its answer from. */
+function completionAsChat(body: Record<string, unknown>): Record<string, unknown> {
+  const prompt = typeof body.prompt === 'string' ? body.prompt : '';
+  return { ...body, messages: [{ role: 'user', content: prompt }], chat_template_kwargs: { enable_thinking: false } };
+}
+
+/** `/v1/embeddings` and the like, and vLLM's unversioned `/rerank`, `/v2/rerank`. */
+function poolingRouteOf(path: string): MockPoolingRoute | undefined {
+  const route = path.replace(/^\/(v1|v2)\//, '').replace(/^\//, '');
+  return (MOCK_POOLING_ROUTES as readonly string[]).includes(route) ? (route as MockPoolingRoute) : undefined;
 }
 
 function readBody(request: IncomingMessage): Promise<string> {

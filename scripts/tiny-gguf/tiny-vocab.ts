@@ -15,6 +15,8 @@ export interface TinyVocab {
   bos: number;
   eos: number;
   unk: number;
+  /** The fill-in-the-middle control tokens (prefix, suffix, middle), when the vocabulary has them. */
+  fim?: { prefix: number; suffix: number; middle: number };
   /** Tokens a random model should rarely pick: control, user-defined, and non-printable bytes. */
   quiet: Set<number>;
 }
@@ -40,7 +42,10 @@ const CHAT_CONTROL = ['<|im_start|>', '<|im_end|>'];
 const TAGS = ['<think>', '</think>', '<tool_call>', '</tool_call>'];
 const SPACE = '\u2581';
 
-export function buildTinyVocab(): TinyVocab {
+/** Qwen's fill-in-the-middle tokens, appended (so the other ids, and the weights, stay as they are) when asked for. */
+const FIM_CONTROL = ['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>'];
+
+export function buildTinyVocab(fillInTheMiddle = false): TinyVocab {
   const tokens: string[] = [];
   const scores: number[] = [];
   const types: number[] = [];
@@ -70,5 +75,17 @@ export function buildTinyVocab(): TinyVocab {
   }
   for (const piece of pieces) add(piece, TOKEN_TYPE.normal, -1000 + 10 * [...piece].length, false);
 
-  return { tokens, scores, types, bos: 1, eos: 2, unk: 0, quiet };
+  if (!fillInTheMiddle) return { tokens, scores, types, bos: 1, eos: 2, unk: 0, quiet };
+  const prefix = tokens.length;
+  for (const piece of FIM_CONTROL) add(piece, TOKEN_TYPE.control, 0, true);
+  return {
+    tokens,
+    scores,
+    types,
+    bos: 1,
+    eos: 2,
+    unk: 0,
+    quiet,
+    fim: { prefix, suffix: prefix + 1, middle: prefix + 2 },
+  };
 }

@@ -13,6 +13,8 @@ export interface TinyModelShape {
   contextLength: number;
   /** Seeds the weights: the same seed writes the same bytes. */
   seed: number;
+  /** Adds fill-in-the-middle tokens (Qwen's) to the vocabulary, for infill; absent: the model has none. */
+  fillInTheMiddle?: boolean;
 }
 
 export const DEFAULT_TINY_SHAPE: TinyModelShape = {
@@ -34,7 +36,7 @@ const OUTPUT_SCALE = 0.4;
  * Tensor names and shapes follow llama.cpp's LLM_ARCH_LLAMA (src/llama-model.cpp).
  */
 export function buildTinyGguf(shape: TinyModelShape = DEFAULT_TINY_SHAPE): Buffer {
-  const vocab = buildTinyVocab();
+  const vocab = buildTinyVocab(shape.fillInTheMiddle === true);
   const random = gaussian(shape.seed);
   const { embedding: embd, feedForward: ff } = shape;
   const headDim = embd / shape.heads;
@@ -94,6 +96,13 @@ export function buildTinyGguf(shape: TinyModelShape = DEFAULT_TINY_SHAPE): Buffe
     // No SentencePiece space before each text after a control token: ChatML renders exactly.
     ['tokenizer.ggml.add_space_prefix', { type: 'bool', value: false }],
     ['tokenizer.chat_template', { type: 'string', value: CHATML_TOOLS_TEMPLATE }],
+    ...(vocab.fim
+      ? ([
+          ['tokenizer.ggml.fim_pre_token_id', u32(vocab.fim.prefix)],
+          ['tokenizer.ggml.fim_suf_token_id', u32(vocab.fim.suffix)],
+          ['tokenizer.ggml.fim_mid_token_id', u32(vocab.fim.middle)],
+        ] as Array<[string, GgufValue]>)
+      : []),
   ];
   return encodeGguf(metadata, tensors);
 }

@@ -1,4 +1,5 @@
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Min } from 'class-validator';
+import { ArrayNotEmpty, IsArray, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Min } from 'class-validator';
+import { MODEL_APIS, type ModelApi } from './model-apis.js';
 
 export const QUEUE_ORDERS = ['fair', 'fifo'] as const;
 
@@ -58,6 +59,16 @@ export class ModelConfigBase {
   @IsInt()
   @Min(1)
   maxTokensLimit?: number;
+
+  /**
+   * The APIs the model serves (vLLM serves one task per model: generation, embedding, scoring); a
+   * request to another is a 400 in its API's shape. Unset: every API its engine can serve.
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayNotEmpty()
+  @IsIn(MODEL_APIS, { each: true })
+  apis?: ModelApi[];
 }
 
 /**

@@ -32,6 +32,25 @@ export interface GenerationRequest {
   traceHeaders?: Record<string, string>;
   /** Called when the engine continues the answer elsewhere after a failure cut it (the HTTP engine's mid-stream failover). */
   onResume?: (resume: AnswerResume) => void;
+  /**
+   * A raw completion (`POST /v1/completions`): the prompt is continued as it is, no chat template.
+   * `messages` then holds the prompt's text as one user message (what estimates and the stub read).
+   */
+  completion?: CompletionPrompt;
+}
+
+/** A raw completion's prompt and the fields only a completion has. */
+export interface CompletionPrompt {
+  /** Text, or token ids. */
+  prompt: string | number[];
+  /** Text after the insertion point (fill-in-the-middle). */
+  suffix?: string;
+  /** The prompt is repeated before the completion. */
+  echo?: boolean;
+  /** Log probabilities of the top N tokens: passed on, where an engine can. */
+  logprobs?: number;
+  /** Fields the client sent that Gantry does not read (`best_of`, `logit_bias`...), passed on to an upstream unread. */
+  extra: Record<string, unknown>;
 }
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;

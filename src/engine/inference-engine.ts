@@ -1,6 +1,13 @@
 import type { Observable } from 'rxjs';
 import type { EngineEvent } from './engine-event.js';
 import type { GenerationRequest } from './generation-request.js';
+import type {
+  EmbeddingRequest,
+  EmbeddingResult,
+  PoolingContext,
+  PoolingPassRequest,
+  PoolingPassResult,
+} from './pooling.js';
 import { estimatePromptTokens } from './token-estimate.js';
 
 /**
@@ -15,6 +22,15 @@ import { estimatePromptTokens } from './token-estimate.js';
  */
 export abstract class InferenceEngine {
   abstract generate(request: GenerationRequest): Observable<EngineEvent>;
+
+  /** Embeddings (`POST /v1/embeddings`); an engine without it does not serve the API (engine/pooling.ts). */
+  embed?(request: EmbeddingRequest, context: PoolingContext): Promise<EmbeddingResult>;
+
+  /** Rerank (`POST /v1/rerank`), passed on unread; absent: not served. */
+  rerank?(request: PoolingPassRequest, context: PoolingContext): Promise<PoolingPassResult>;
+
+  /** Score (`POST /v1/score`), passed on unread; absent: not served. */
+  score?(request: PoolingPassRequest, context: PoolingContext): Promise<PoolingPassResult>;
 
   /**
    * The prompt's token count as this engine would see it; an estimate unless overridden. Awaited

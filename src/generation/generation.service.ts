@@ -8,6 +8,8 @@ import { OPEN_TENANT } from '../auth/tenant.js';
 import { GatewayConfig } from '../config/gateway-config.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationRequest } from '../engine/generation-request.js';
+import type { InferenceEngine } from '../engine/inference-engine.js';
+import type { ModelApi } from '../config/model-apis.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ModelRegistry, type ModelRuntime } from '../models/model-registry.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
@@ -47,6 +49,11 @@ export interface AcceptOptions {
   background?: boolean;
   /** The client protocol's names for the limited fields, used in refusals. */
   names?: RequestFieldNames;
+  /**
+   * The engine work behind the ticket; absent: `engine.generate(request)`. A pooling API's call
+   * (engine/pooling.ts) as events, so that admission, limits and the hooks treat it as any request.
+   */
+  work?: (engine: InferenceEngine, request: GenerationRequest) => Observable<EngineEvent>;
 }
 
 /**
@@ -81,7 +88,10 @@ export class GenerationService {
     const tenant = caller?.tenant ?? OPEN_TENANT;
     const model = this.registry.resolve(request.model, tenant);
     telemetry.identify({ model: request.model, engine: model.config.engine });
+    if (!model.serves(telemetry.api)) throw notServed(request.model, telemetry.api, model.apis);
     const checked = applyRequestLimits(request, model.config, this.config.limits, names);
+    // A pooling API (embeddings, rerank, score) produces no output tokens: its prompt is its worst case.
+    const pooling = options.work !== undefined;
     const budgeted =
       caller !== undefined &&
       (tenant.limits?.tokensPerMinute !== undefined || tenant.limits?.tokensPerDay !== undefined);
@@ -90,13 +100,13 @@ export class GenerationService {
     const hold = budgeted
       ? await this.limiter?.reserve(caller, {
           promptTokens: promptEstimate,
-          maxTokens: request.sampling.maxTokens,
+          maxTokens: pooling ? 0 : request.sampling.maxTokens,
           outputCap: model.config.maxTokensLimit,
         })
       : undefined;
     // Without max_tokens, the engine stops where the budget left off.
     const limited =
-      hold === undefined || hold.outputTokens === checked.sampling.maxTokens
+      hold === undefined || pooling || hold.outputTokens === checked.sampling.maxTokens
         ? checked
         : { ...checked, sampling: { ...checked.sampling, maxTokens: hold.outputTokens } };
     // The trace context the tracing hook wrote goes on to the engine (HTTP upstreams continue the trace);
@@ -110,7 +120,7 @@ export class GenerationService {
     const contended = Number.isFinite(model.admission.limits.maxConcurrency);
     const claim = tenantClaim(tenant, limited, options.background === true, contended);
     const produced = nothingProduced();
-    const engine$ = model.engine.generate(traced);
+    const engine$ = options.work ? options.work(model.engine, traced) : model.engine.generate(traced);
     // What the engine reports settles the tenant's charge in the queue and its token budgets.
     const generated$ = contended || budgeted ? engine$.pipe(meterInto(claim, produced)) : engine$;
     // Hidden here, before the responder's keep-alive and fold: reasoning the client never sees
@@ -202,4 +212,13 @@ function settle(claim: AdmissionClaim, produced: Produced, promptEstimate: numbe
   const used = usedTokens(claim, produced, promptEstimate || claim.promptTokens);
   if (used !== undefined) claim.served = used;
   hold?.settle(used === undefined ? 0 : used.promptTokens + used.completionTokens);
+}
+
+/** A model asked for an API it does not serve (its `apis`, or its engine's): the client's to fix, so a 400. */
+function notServed(model: string, api: ModelApi, served: readonly ModelApi[]): GatewayError {
+  return new GatewayError(
+    'invalid_request',
+    `The model '${model}' does not serve the ${api} API; it serves: ${served.join(', ') || 'none'}.`,
+    { param: 'model', code: 'api_not_served' },
+  );
 }

@@ -6,6 +6,7 @@ import { ReasoningCipher } from '../protocols/openai-responses/reasoning-cipher.
 import { ProtocolExceptionFilter } from './errors/protocol-exception.filter.js';
 import { CountTokensController } from './routes/count-tokens.controller.js';
 import { GenerationRoutes } from './routes/generation-routes.js';
+import { PoolingRoutes } from './routes/pooling-routes.js';
 import { HealthController } from './routes/health.controller.js';
 import { InputTokensController } from './routes/input-tokens.controller.js';
 import { ModelsController } from './routes/models.controller.js';
@@ -36,6 +37,7 @@ import { StreamResponder } from './streaming/stream-responder.js';
     },
     StreamResponder,
     GenerationRoutes,
+    PoolingRoutes,
     ProtocolExceptionFilter,
     { provide: APP_FILTER, useExisting: ProtocolExceptionFilter },
   ],

@@ -1,3 +1,5 @@
+import type { ModelApi } from '../config/model-apis.js';
+import { modelServes, servedApis } from './served-apis.js';
 import type { AdmissionLimits } from '../admission/admission-queue.js';
 import { LocalAdmission } from '../admission/local-admission.js';
 import type { AdmissionCoordinator, ModelAdmission } from '../admission/model-admission.js';
@@ -8,7 +10,14 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { EngineSlot } from './engine-slot.js';
 
 /** The keys of a model entry that only its admission and request limits read, not its engine. */
-const ADMISSION_KEYS = new Set(['maxConcurrency', 'maxQueue', 'queueTimeoutMs', 'queueOrder', 'maxTokensLimit']);
+const ADMISSION_KEYS = new Set([
+  'maxConcurrency',
+  'maxQueue',
+  'queueTimeoutMs',
+  'queueOrder',
+  'maxTokensLimit',
+  'apis',
+]);
 
 /** Which models a caller may use (a tenant's `models`). */
 export interface ModelAccess {
@@ -38,6 +47,16 @@ export class ModelRuntime {
 
   get engine(): InferenceEngine {
     return this.slot.engine;
+  }
+
+  /** Whether the model serves the API (its `apis`, or what its engine can serve). */
+  serves(api: ModelApi): boolean {
+    return modelServes(this.config, this.slot.engine, api);
+  }
+
+  /** The APIs the model serves, for `/v1/models`. */
+  get apis(): ModelApi[] {
+    return servedApis(this.config, this.slot.engine);
   }
 
   /** Counts one accepted request on this engine until the returned function is called. */

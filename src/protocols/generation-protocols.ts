@@ -1,6 +1,7 @@
 import { MESSAGES_PROTOCOL } from './anthropic-messages/messages-protocol.js';
 import type { ErrorDialect } from './errors/render-error.js';
 import { CHAT_PROTOCOL } from './openai-chat/chat-protocol.js';
+import { COMPLETIONS_PROTOCOL } from './openai-completions/completions-protocol.js';
 import { RESPONSES_PROTOCOL } from './openai-responses/responses-protocol.js';
 import type { ApiName, ProtocolDescriptor } from './protocol-descriptor.js';
 
@@ -9,6 +10,7 @@ export const GENERATION_PROTOCOLS: readonly ProtocolDescriptor[] = [
   CHAT_PROTOCOL,
   RESPONSES_PROTOCOL,
   MESSAGES_PROTOCOL,
+  COMPLETIONS_PROTOCOL,
 ];
 
 const BY_API = new Map<ApiName, ProtocolDescriptor>(GENERATION_PROTOCOLS.map((protocol) => [protocol.api, protocol]));
@@ -32,7 +34,7 @@ export function dialectOfPath(url: string): ErrorDialect {
 
 /** The dialect of a generation request known by its API (telemetry's), OpenAI's when none is known. */
 export function dialectOfApi(api: ApiName | undefined): ErrorDialect {
-  return api === undefined ? 'openai' : protocolNamed(api).dialect;
+  return (api === undefined ? undefined : BY_API.get(api)?.dialect) ?? 'openai';
 }
 
 function decodedPathOf(url: string): string {

@@ -5,9 +5,10 @@ import type { StreamEvent } from '../streaming/stream-event.js';
 import type { ErrorDialect } from './errors/render-error.js';
 import type { ReasoningCipher } from './openai-responses/reasoning-cipher.js';
 import type { SseFrame } from './sse/sse-frame.js';
+import type { ModelApi } from '../config/model-apis.js';
 
-/** A generation API, as telemetry names it (metric labels, log fields, span attributes). */
-export type ApiName = 'chat' | 'responses' | 'messages';
+/** An API, as telemetry names it (metric labels, log fields, span attributes) and a model's `apis` lists it. */
+export type ApiName = ModelApi;
 
 /** What every generation API's request body holds: the model, and whether to stream. */
 export interface GenerationBody {

@@ -205,7 +205,8 @@ export class MemoryResponseStore implements ResponseStore {
     // rather than another key's kept responses.
     const squeezed = RUNNING_STATUSES.has(entry.status) && this.shares.overShare(entry.owner);
     // Past the count bound, or past the whole byte bound, the oldest events go.
-    // oxlint-disable-next-line no-unmodified-loop-condition -- `added` and `log.head` change; `squeezed` is fixed
+    // `added` and `log.head` change in the loop; `squeezed` is fixed for it.
+    // oxlint-disable no-unmodified-loop-condition
     while (
       log.events.length - log.head > this.maxEvents ||
       ((entry.bytes + added > this.maxBytes || (squeezed && this.totalBytes + added > this.maxBytes)) &&
@@ -214,6 +215,7 @@ export class MemoryResponseStore implements ResponseStore {
       added -= eventBytes(log.events[log.head]!);
       log.events[log.head++] = undefined;
     }
+    // oxlint-enable no-unmodified-loop-condition
     if (log.head > COMPACT_AFTER && log.head * 2 > log.events.length) {
       log.events = log.events.slice(log.head);
       log.head = 0;

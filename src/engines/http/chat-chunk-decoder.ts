@@ -74,7 +74,7 @@ export class ChatChunkDecoder {
       throw upstreamFrameError(chunk, this.redact);
 
     const choice = firstChoiceOf(chunk.choices);
-    const delta = choice?.delta;
+    const delta = choice?.delta ?? (typeof choice?.text === 'string' ? { content: choice.text } : undefined);
     const reasoning = delta ? delta.reasoning || delta.reasoning_content : undefined;
     const content = delta?.content;
     const calls = delta?.tool_calls ? this.toolCallDeltas(delta.tool_calls) : undefined;

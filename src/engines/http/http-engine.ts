@@ -7,6 +7,8 @@ import { ACCEPTED, countersAsAck, countersOf, type EngineEvent } from '../../eng
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
+import type * as Pooling from '../../engine/pooling.js';
+import { UpstreamPooling } from './upstream-pooling.js';
 import { AffinityRouter } from './affinity-router.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
@@ -16,9 +18,9 @@ import type { ProbeResult } from './health-probe.js';
 import { cutError, MidStreamFailover, type Continuation, type ResumeFailure } from './mid-stream-failover.js';
 import { prefixAffinityPosition } from './prefix-affinity-key.js';
 import { ReplicaPool, type Replica, type ReplicaState, type ReplicaTraffic } from './replica-pool.js';
-import { secretRedactor, type Redact } from './secret-redactor.js';
+import { passwordOf, secretRedactor, type Redact } from './secret-redactor.js';
 import { stallWatch } from './stall-watch.js';
-import { toUpstreamChatRequest } from './upstream-chat-request.js';
+import { toUpstreamRequest, type AttemptOptions } from './upstream-completion-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
 import { UpstreamError, upstreamStallError } from './upstream-error.js';
 import { countUpstreamPromptTokens } from './upstream-token-count.js';
@@ -55,6 +57,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private readonly redact: Redact;
   private readonly failoverPolicy: MidStreamFailoverConfig;
   private readonly failoverCounters = new FailoverCounters();
+  private readonly pooling: UpstreamPooling;
 
   constructor(private readonly config: HttpModelConfig) {
     super();
@@ -82,6 +85,10 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
         }),
       );
     }
+    this.pooling = new UpstreamPooling(this.pool, this.connections, this.headers, config.upstreamModel ?? config.name, {
+      recordFailure: (replica, error) => this.recordFailure(replica, error),
+      exhausted: (tried, lastError) => this.exhausted(tried, lastError),
+    });
     if (config.healthCheckIntervalMs > 0) {
       const targets = this.pool.replicas.map((replica) => ({ replica, connection: this.connections.get(replica)! }));
       this.healthChecker = new HealthChecker(
@@ -98,7 +105,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   generate(request: GenerationRequest): Observable<EngineEvent> {
     return new Observable<EngineEvent>((subscriber) => {
       const whole = request.stream === false && this.config.nonStreaming === 'json';
-      const upstreamRequest = toUpstreamChatRequest(request, {
+      const { route, body: upstreamRequest } = toUpstreamRequest(request, {
         upstreamModel: this.config.upstreamModel ?? this.config.name,
         continuousUsage: this.config.continuousUsage,
         whole,
@@ -112,7 +119,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       const position = this.affinity ? prefixAffinityPosition(request) : undefined;
       // A whole JSON answer emits nothing before it is complete: its failures are retried as any before the first output.
       const failover =
-        whole || !this.failoverPolicy.enabled
+        whole || route === 'completions' || !this.failoverPolicy.enabled
           ? undefined
           : new MidStreamFailover(request, upstreamRequest, this.failoverPolicy, startedAt);
       const emit = failover
@@ -170,7 +177,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
           this.attempt(
             replica,
             payload,
-            { whole, traceHeaders: request.traceHeaders ?? {}, onAccepted },
+            { whole, route, traceHeaders: request.traceHeaders ?? {}, onAccepted },
             this.decoder(whole, from),
             observer,
           ),
@@ -215,6 +222,17 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       tryNext();
       return attempts;
     });
+  }
+
+  /** The pooling APIs: one JSON answer each, retried on another replica before it (upstream-pooling.ts). */
+  override embed(request: Pooling.EmbeddingRequest, context: Pooling.PoolingContext) {
+    return this.pooling.embed(request, context);
+  }
+  override rerank(request: Pooling.PoolingPassRequest, context: Pooling.PoolingContext) {
+    return this.pooling.pass('rerank', request, context);
+  }
+  override score(request: Pooling.PoolingPassRequest, context: Pooling.PoolingContext) {
+    return this.pooling.pass('score', request, context);
   }
 
   /** At least one replica passes its health check and is not ejected. */
@@ -275,11 +293,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private attempt(
     replica: Replica,
     body: string,
-    {
-      whole,
-      traceHeaders,
-      onAccepted,
-    }: { whole: boolean; traceHeaders: Record<string, string>; onAccepted: () => void },
+    { whole, route, traceHeaders, onAccepted }: AttemptOptions,
     decode: OperatorFunction<string, EngineEvent>,
     observer: Observer<EngineEvent>,
   ): Subscription {
@@ -287,7 +301,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     replica.requests += 1;
     const subscription = this.connections
       .get(replica)!
-      .postChat(body, { ...traceHeaders, ...this.headers }, whole, onAccepted)
+      .postChat(body, { ...traceHeaders, ...this.headers }, whole, onAccepted, route)
       .pipe(decode)
       .subscribe({
         next: observer.next,
@@ -378,15 +392,5 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       `All replicas of model '${this.config.name}' failed or are down (${triedCount} of ${total} tried); the last error: ${lastError.message}`,
       { code: 'upstream_unavailable', cause: lastError },
     );
-  }
-}
-
-/** The password written into an upstream URL, if any: redacted from error messages like the key. */
-function passwordOf(url: string): string | undefined {
-  try {
-    const password = new URL(url).password;
-    return password ? decodeURIComponent(password) : undefined;
-  } catch {
-    return undefined;
   }
 }

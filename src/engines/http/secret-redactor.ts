@@ -97,3 +97,13 @@ function anyCaseHex(hex: string): string {
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 }
+
+/** The password written into an upstream URL, if any: redacted from error messages like the key. */
+export function passwordOf(url: string): string | undefined {
+  try {
+    const password = new URL(url).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
+  }
+}

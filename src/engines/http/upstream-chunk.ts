@@ -23,6 +23,8 @@ export interface UpstreamChoice {
   delta?: UpstreamDelta;
   /** A whole (non-streaming) answer's message: the same fields as a delta. */
   message?: UpstreamDelta;
+  /** A `text_completion` choice's text (`/v1/completions`), read as a delta's content. */
+  text?: string;
   finish_reason?: string | null;
   /** vLLM: the stop string (or token id) that ended the output. */
   stop_reason?: string | number | null;

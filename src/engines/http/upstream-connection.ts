@@ -3,6 +3,8 @@ import { Observable } from 'rxjs';
 import { healthProbePaths, judgeProbeStatus, type ProbeResult } from './health-probe.js';
 import { keepText, type Redact } from './secret-redactor.js';
 import { UpstreamExchange } from './upstream-exchange.js';
+import { upstreamContextLengthError } from './upstream-context-error.js';
+import { upstreamProtocolError, upstreamStatusError, upstreamTransportError } from './upstream-error.js';
 
 export interface UpstreamTimeouts {
   connectTimeoutMs: number;
@@ -31,6 +33,8 @@ export interface UpstreamConnectionOptions {
 export class UpstreamConnection {
   private readonly pool: Pool;
   private readonly chatPath: string;
+  /** The base URL's path (`/v1`): other routes are under it. */
+  private readonly basePath: string;
   private readonly probePaths: string[];
   /** The probe path that answered last: tried first in the next round. */
   private probeStart = 0;
@@ -45,6 +49,7 @@ export class UpstreamConnection {
     const url = new URL(baseUrl);
     const prefix = url.pathname.replace(/\/+$/, '');
     this.chatPath = `${prefix}/chat/completions`;
+    this.basePath = prefix;
     this.probePaths = healthProbePaths(baseUrl, options.healthCheckPath);
     this.probeHeaders = options.headers ?? {};
     this.redact = options.redact ?? keepText;
@@ -62,12 +67,18 @@ export class UpstreamConnection {
    * generation. A non-200 status, a timeout or a broken connection errors with an UpstreamError;
    * a 200's headers call `onAccepted` before any body.
    */
-  postChat(body: string, headers: Record<string, string>, whole: boolean, onAccepted?: () => void): Observable<string> {
+  postChat(
+    body: string,
+    headers: Record<string, string>,
+    whole: boolean,
+    onAccepted?: () => void,
+    route: 'chat/completions' | 'completions' = 'chat/completions',
+  ): Observable<string> {
     return new Observable<string>((subscriber) => {
       const exchange = new UpstreamExchange(subscriber, this.timeouts, whole, this.redact, onAccepted);
       this.pool.dispatch(
         {
-          path: this.chatPath,
+          path: route === 'chat/completions' ? this.chatPath : `${this.basePath}/${route}`,
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -82,6 +93,48 @@ export class UpstreamConnection {
       );
       return () => exchange.cancel();
     });
+  }
+
+  /**
+   * POSTs one JSON request to `{base}/{route}` (a pooling API: `embeddings`, `rerank`, `score`) and
+   * resolves with its parsed JSON answer. A non-200 status, a body that is not JSON, a timeout or a
+   * broken connection rejects with an UpstreamError; `signal` aborts the request (the client left).
+   */
+  async postJson(
+    route: string,
+    body: string,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    let status: number;
+    let text: string;
+    try {
+      const response = await this.pool.request({
+        path: `${this.basePath}/${route}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+        body,
+        signal,
+        headersTimeout: this.timeouts.headersTimeoutMs,
+        bodyTimeout: this.timeouts.bodyTimeoutMs,
+      });
+      status = response.statusCode;
+      text = await response.body.text();
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw upstreamTransportError(error, this.timeouts, true);
+    }
+    if (status !== 200)
+      throw upstreamContextLengthError(status, text) ?? upstreamStatusError(status, text, this.redact);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw upstreamProtocolError('The upstream answered with a body that is not JSON.', error);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw upstreamProtocolError('The upstream answered with JSON that is not an object.');
+    return parsed as Record<string, unknown>;
   }
 
   /**

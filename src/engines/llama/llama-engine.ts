@@ -9,6 +9,8 @@ import { InferenceEngine } from '../../engine/inference-engine.js';
 import { LlamaGeneration, type LlamaCounters } from './llama-generation.js';
 import { loadLlamaModel, type LoadedLlamaModel } from './llama-runtime.js';
 import { SequencePool } from './sequence-pool.js';
+import { LlamaEmbedder } from './llama-embedding.js';
+import type { EmbeddingRequest, EmbeddingResult, PoolingContext } from '../../engine/pooling.js';
 
 /**
  * llama.cpp in-process through node-llama-cpp: one GGUF, one context, `sequences` requests decoded
@@ -30,12 +32,14 @@ export class LlamaEngine extends InferenceEngine {
     decodedAfterCancel: 0,
   };
   private closed?: Promise<void>;
+  private readonly embedder: LlamaEmbedder;
 
   private constructor(
     private readonly config: LlamaModelConfig,
     private readonly loaded: LoadedLlamaModel,
   ) {
     super();
+    this.embedder = new LlamaEmbedder(loaded.model, config);
     this.pool = new SequencePool(
       loaded.sequences,
       (sequence, prompt) =>
@@ -109,6 +113,13 @@ export class LlamaEngine extends InferenceEngine {
     });
   }
 
+  /** Through the model's embedding context, made on the first request (llama-embedding.ts). */
+  override embed(request: EmbeddingRequest, context: PoolingContext): Promise<EmbeddingResult> {
+    if (this.closed)
+      return Promise.reject(new EngineError('overloaded', `Model '${this.config.name}' is shutting down.`));
+    return this.embedder.embed(request, context);
+  }
+
   override close(): Promise<void> {
     this.closed ??= this.shutdown();
     return this.closed;
@@ -119,6 +130,7 @@ export class LlamaEngine extends InferenceEngine {
     this.pool.close(shuttingDown);
     for (const generation of this.generations) generation.cancel(shuttingDown);
     await Promise.allSettled(this.running);
+    await this.embedder.dispose();
     await this.loaded.context.dispose();
     await this.loaded.model.dispose();
   }

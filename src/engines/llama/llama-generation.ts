@@ -6,7 +6,8 @@ import { EngineError } from '../../engine/engine-error.js';
 import type { EngineEvent, FinishReason } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { RawOutputParser, type OutputDelta } from '../text/raw-output-parser.js';
-import { renderChatPrompt, type ChatPrompt } from './chat-prompt.js';
+import { renderChatPrompt } from './chat-prompt.js';
+import { renderCompletionPrompt, type RawPrompt } from './completion-prompt.js';
 import { GenerationMeter } from './generation-meter.js';
 import type { LoadedLlamaModel } from './llama-runtime.js';
 import { toEvaluateOptions } from './sampling-options.js';
@@ -75,11 +76,13 @@ export class LlamaGeneration {
     }
   }
 
-  private render(): ChatPrompt {
+  private render(): RawPrompt {
     const { model, chatWrapper, context } = this.deps.loaded;
-    let prompt: ChatPrompt;
+    let prompt: RawPrompt;
     try {
-      prompt = renderChatPrompt(chatWrapper, model.tokenizer, this.request, this.deps.disableReasoning);
+      prompt = this.request.completion
+        ? renderCompletionPrompt(model, this.request.completion, this.request.model)
+        : renderChatPrompt(chatWrapper, model.tokenizer, this.request, this.deps.disableReasoning);
     } catch (error) {
       if (error instanceof EngineError) throw error;
       throw new EngineError(
@@ -92,7 +95,7 @@ export class LlamaGeneration {
     return prompt;
   }
 
-  private async decode(sequence: LlamaContextSequence, prompt: ChatPrompt): Promise<void> {
+  private async decode(sequence: LlamaContextSequence, prompt: RawPrompt): Promise<void> {
     const { model } = this.deps.loaded;
     const tokens = prompt.tokens;
     // Keep the longest cached prefix, but evaluate at least one token: its logits give the first token.
@@ -121,6 +124,7 @@ export class LlamaGeneration {
     this.meter.startPrompt(tokens.length, cached);
     // Tokenized, within the context, sampling set up: from here a failure is no refusal.
     this.emit({ type: 'accepted', usage: this.meter.usage() });
+    if (prompt.echo) this.emit({ type: 'text', text: prompt.echo });
     const rest = await this.prefill(sequence, tokens.slice(cached));
     if (rest === undefined) return;
     for await (const token of sequence.evaluate(rest, options)) {

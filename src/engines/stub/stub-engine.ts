@@ -4,6 +4,8 @@ import type { EngineEvent, FinishReason, Timings, TokenUsage } from '../../engin
 import { makeTimings } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
+import type { EmbeddingRequest, EmbeddingResult, PoolingContext } from '../../engine/pooling.js';
+import { stubEmbeddings } from './stub-embedding.js';
 import type { StubModelConfig } from './stub-model-config.js';
 import { StopStringMatcher } from '../text/stop-string-matcher.js';
 import { countPromptWords, planStubSteps, type StubStep } from './stub-script.js';
@@ -41,6 +43,13 @@ export class StubEngine extends InferenceEngine {
   /** The stub counts words, exactly as its usage reports them. */
   override async countPromptTokens(request: GenerationRequest): Promise<number> {
     return countPromptWords(request.messages);
+  }
+
+  /** Deterministic vectors (stub-embedding.ts), answered on the next turn; an aborted call answers nothing. */
+  override async embed(request: EmbeddingRequest, { signal }: PoolingContext): Promise<EmbeddingResult> {
+    await Promise.resolve();
+    signal.throwIfAborted();
+    return stubEmbeddings(request);
   }
 
   generate(request: GenerationRequest): Observable<EngineEvent> {

@@ -7,6 +7,8 @@ import { MESSAGES_PROTOCOL } from '../../protocols/anthropic-messages/messages-p
 import { CHAT_PROTOCOL } from '../../protocols/openai-chat/chat-protocol.js';
 import { ChatCompletionRequestDto } from '../../protocols/openai-chat/chat-request.dto.js';
 import { ReasoningCipher } from '../../protocols/openai-responses/reasoning-cipher.js';
+import { COMPLETIONS_PROTOCOL, completionsProtocol } from '../../protocols/openai-completions/completions-protocol.js';
+import { CompletionsRequestDto } from '../../protocols/openai-completions/completions-request.dto.js';
 import { RESPONSES_PROTOCOL } from '../../protocols/openai-responses/responses-protocol.js';
 import { ResponsesRequestDto } from '../../protocols/openai-responses/responses-request.dto.js';
 import type { GenerationBody, ProtocolDescriptor, ProtocolSettings } from '../../protocols/protocol-descriptor.js';
@@ -57,6 +59,11 @@ export class GenerationRoutes {
         protocol: MESSAGES_PROTOCOL,
         body: MessagesRequestDto,
         handle: (body, exchange) => this.serve(MESSAGES_PROTOCOL, body, exchange),
+      }),
+      route({
+        protocol: COMPLETIONS_PROTOCOL,
+        body: CompletionsRequestDto,
+        handle: (body, exchange) => this.serve(completionsProtocol(exchange.request.body), body, exchange),
       }),
     ];
   }

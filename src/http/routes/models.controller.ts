@@ -1,7 +1,8 @@
 import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Callers } from '../../auth/callers.js';
-import { ModelRegistry } from '../../models/model-registry.js';
+import type { ModelApi } from '../../config/model-apis.js';
+import { ModelRegistry, type ModelRuntime } from '../../models/model-registry.js';
 import {
   anthropicModelPage,
   toAnthropicModelInfo,
@@ -32,11 +33,10 @@ export class ModelsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const { tenant } = this.callers.of(request);
-    const names = this.registry
-      .list()
-      .map((model) => model.config.name)
-      .filter((name) => tenant.canUse(name));
-    if (anthropicVersion === undefined) return { object: 'list', data: names.map(toOpenAIModel) };
+    const models = this.registry.list().filter((model) => tenant.canUse(model.config.name));
+    const names = models.map((model) => model.config.name);
+    if (anthropicVersion === undefined)
+      return { object: 'list', data: models.map((model) => toOpenAIModel(model.config.name, model.apis)) };
     try {
       return anthropicModelPage(
         names.map((name) => toAnthropicModelInfo(name, STARTED_AT)),
@@ -56,12 +56,13 @@ export class ModelsController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const dialect: ErrorDialect = anthropicVersion === undefined ? 'openai' : 'anthropic';
+    let model: ModelRuntime;
     try {
-      this.registry.resolve(name, this.callers.of(request).tenant);
+      model = this.registry.resolve(name, this.callers.of(request).tenant);
     } catch (error) {
       return this.fail(reply, error, dialect);
     }
-    return dialect === 'anthropic' ? toAnthropicModelInfo(name, STARTED_AT) : toOpenAIModel(name);
+    return dialect === 'anthropic' ? toAnthropicModelInfo(name, STARTED_AT) : toOpenAIModel(name, model.apis);
   }
 
   private fail(reply: FastifyReply, error: unknown, dialect: ErrorDialect) {
@@ -71,6 +72,7 @@ export class ModelsController {
   }
 }
 
-function toOpenAIModel(id: string) {
-  return { id, object: 'model', created: STARTED_AT, owned_by: 'gantry' };
+/** OpenAI's model object, with the APIs the model serves (`apis`: Gantry's, docs/apis.md). */
+function toOpenAIModel(id: string, apis: readonly ModelApi[]) {
+  return { id, object: 'model', created: STARTED_AT, owned_by: 'gantry', apis };
 }

@@ -8,6 +8,7 @@ import { GenerationHooks } from '../../observability/generation-hooks.js';
 import { ProtocolExceptionFilter } from '../errors/protocol-exception.filter.js';
 import { generationHandler, type GenerationPlugins } from './generation-pipeline.js';
 import { GenerationRoutes } from './generation-routes.js';
+import { PoolingRoutes } from './pooling-routes.js';
 import { globalEnhancers } from './global-enhancers.js';
 import { NestGuardCheck } from './nest-guard-check.js';
 
@@ -29,7 +30,7 @@ export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnrea
   const enhancers = globalEnhancers(app.get(DiscoveryService), app.get(ApplicationConfig), [...gantryGuards, errors]);
   const hooks = GenerationHook.chain(app.get(GenerationHooks).list());
   const fastify = app.getHttpAdapter().getInstance();
-  const routes = app.get(GenerationRoutes).routes;
+  const routes = [...app.get(GenerationRoutes).routes, ...app.get(PoolingRoutes).routes];
   for (const route of routes) {
     const plugins: GenerationPlugins = {
       guards: [

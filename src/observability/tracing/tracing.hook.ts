@@ -38,12 +38,13 @@ export class TracingHook extends GenerationHook {
 
   protected override onStart(telemetry: GenerationTelemetry, request: ObservedRequest): void {
     const parent = this.gantry.propagator.extract(ROOT_CONTEXT, request.headers, headerGetter);
+    const operation = operationOf(telemetry.api);
     const span = this.gantry.tracer.startSpan(
-      'chat',
+      operation,
       {
         kind: SpanKind.SERVER,
         startTime: telemetry.arrivedAtEpochMs,
-        attributes: { 'gen_ai.operation.name': 'chat', 'gantry.api': telemetry.api },
+        attributes: { 'gen_ai.operation.name': operation, 'gantry.api': telemetry.api },
       },
       parent,
     );
@@ -55,7 +56,7 @@ export class TracingHook extends GenerationHook {
 
   protected override onAccepted(telemetry: GenerationTelemetry): void {
     const span = this.spans.get(telemetry)!;
-    span.updateName(`chat ${telemetry.model}`);
+    span.updateName(`${operationOf(telemetry.api)} ${telemetry.model}`);
     const attributes: Attributes = {
       'gen_ai.request.model': telemetry.model,
       'gen_ai.provider.name': 'gantry',
@@ -129,4 +130,12 @@ export class TracingHook extends GenerationHook {
 /** A `performance.now()` time of this request as epoch milliseconds. */
 function epochOf(telemetry: GenerationTelemetry, at: number): number {
   return telemetry.arrivedAtEpochMs + (at - telemetry.arrivedAt);
+}
+
+/** OpenTelemetry's GenAI operation name for an API (`chat` for the three chat APIs). */
+function operationOf(api: GenerationTelemetry['api']): string {
+  if (api === 'completions') return 'text_completion';
+  if (api === 'embeddings') return 'embeddings';
+  if (api === 'rerank' || api === 'score') return api;
+  return 'chat';
 }
