@@ -2,6 +2,9 @@ import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Min } from 'cla
 
 export const QUEUE_ORDERS = ['fair', 'fifo'] as const;
 
+/** `startTimeoutMs`'s default: room for a large local model loading from a slow disk. */
+export const DEFAULT_START_TIMEOUT_MS = 300_000;
+
 /**
  * Keys every model entry has, whatever its engine. An engine kind's config class extends it with
  * the kind's own keys (validated with class-validator, defaults as property initializers); a kind
@@ -58,6 +61,14 @@ export class ModelConfigBase {
   @IsInt()
   @Min(1)
   maxTokensLimit?: number;
+
+  /**
+   * How long the engine kind's `create()` may take to build the model's engine, at start and on a
+   * reload; past it the start (or the reload) is refused, naming the model and its kind.
+   */
+  @IsInt()
+  @Min(1)
+  startTimeoutMs: number = DEFAULT_START_TIMEOUT_MS;
 }
 
 /**
