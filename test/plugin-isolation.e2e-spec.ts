@@ -1,4 +1,6 @@
-import { Injectable, Module } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import type { FastifyRequest } from 'fastify';
 import OpenAI from 'openai';
 import { of } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +9,7 @@ import type { GenerationTelemetry } from '../src/observability/generation-teleme
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
 import { captureLogs } from './support/log-capture.js';
 import { scrape, valueOf } from './support/prometheus.js';
+import { hasProtocolErrorShape } from './support/protocol-errors.js';
 
 /**
  * A plugin's hook that throws in every method, for the requests that carry `x-throw` (marked in
@@ -117,5 +120,72 @@ describe('plugins cannot hurt the gateway', () => {
       "A stream's subscriber threw and no one could take the error (Error: a subscriber bug); the process goes on, and gantry_unhandled_stream_errors_total counts each.",
     ]);
     expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
+  });
+});
+
+/** A plugin's guard that never decides when asked with `x-policy: hang` (a policy service that does not answer). */
+@Injectable()
+class HangingGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    return request.headers['x-policy'] === 'hang' ? new Promise<boolean>(() => undefined) : true;
+  }
+}
+
+@Module({ providers: [{ provide: APP_GUARD, useClass: HangingGuard }] })
+class HangingGuardModule {}
+
+const KEY = 'guard-test-key';
+const APIS = [
+  { path: '/v1/chat/completions', body: { model: 'stub', stream: true, messages: [{ role: 'user', content: 'hi' }] } },
+  { path: '/v1/responses', body: { model: 'stub', stream: true, input: 'hi' } },
+  {
+    path: '/v1/messages',
+    body: { model: 'stub', stream: true, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] },
+  },
+] as const;
+
+describe('a guard has a deadline (server.guardTimeoutMs)', () => {
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    gateway = await startGateway(
+      {
+        server: { guardTimeoutMs: 200 },
+        auth: { apiKeys: [KEY], limits: { concurrentStreams: 1 } },
+        models: [{ name: 'stub', engine: 'stub' }],
+        observability: { logging: { level: 'warn' } },
+      },
+      { plugins: [HangingGuardModule], observability: { logDestination: logs.destination } },
+    );
+  });
+  afterAll(() => gateway?.close());
+
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${gateway.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, ...headers },
+      body: JSON.stringify(body),
+      // Fails the test rather than hanging it when no deadline answers.
+      signal: AbortSignal.timeout(10_000),
+    });
+
+  it('refuses a request whose guard does not decide in time with 503 in the protocol’s shape, and gives its concurrentStreams slot back', async () => {
+    for (const { path, body } of APIS) {
+      const refused = await post(path, body, { 'x-policy': 'hang' });
+      const error = await refused.json();
+      expect(refused.status).toBe(503);
+      expect(hasProtocolErrorShape(path, error)).toBe(true);
+      expect(JSON.stringify(error)).toMatch(/a guard did not decide within 200 ms/);
+      // The key's one stream slot came back: the next request is served.
+      expect(
+        await eventually(async () => {
+          const served = await post(path, body);
+          await served.text();
+          return served.status === 200;
+        }),
+      ).toBe(true);
+    }
+    expect(warningsOf(/did not decide within 200 ms \(server\.guardTimeoutMs\)/).length).toBeGreaterThanOrEqual(1);
   });
 });

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ApplicationConfig, DiscoveryService } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ApiKeyGuard } from '../../auth/api-key.guard.js';
+import { GatewayConfig } from '../../config/gateway-config.js';
 import { DrainingGuard } from '../../lifecycle/draining.guard.js';
 import { GenerationHook } from '../../observability/generation-hook.js';
 import { GenerationHooks } from '../../observability/generation-hooks.js';
@@ -40,6 +41,7 @@ export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnrea
       ],
       hooks,
       errors,
+      guardTimeoutMs: app.get(GatewayConfig).server.guardTimeoutMs,
     };
     fastify.post(route.protocol.path, generationHandler(route, plugins));
   }
