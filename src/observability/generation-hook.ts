@@ -67,6 +67,9 @@ export interface GenerationHookChain {
  * `@Injectable()`, so that a subclass without a constructor of its own is made with no arguments.
  */
 export abstract class GenerationHook implements NestInterceptor {
+  /** The mark every copy of Gantry recognises (see isGenerationHook). */
+  declare readonly [GENERATION_HOOK]: true;
+
   protected onStart(_telemetry: GenerationTelemetry, _request: ObservedRequest): void {}
   protected onAccepted(_telemetry: GenerationTelemetry): void {}
   protected onAdmitted(_telemetry: GenerationTelemetry): void {}
@@ -138,6 +141,32 @@ const SIGNAL_METHODS: Record<LifecycleSignal, HookMethod> = {
   heartbeat: 'onHeartbeat',
   resumed: 'onResumed',
 };
+
+/**
+ * The mark of a GenerationHook: a registered symbol, the same in every copy of Gantry loaded in
+ * the process, so that a hook whose plugin resolves a copy of its own (another `node_modules`)
+ * is still found (`instanceof` would see another class, and the hook would be silently ignored).
+ */
+export const GENERATION_HOOK: unique symbol = Symbol.for('gantry.generation-hook');
+Object.defineProperty(GenerationHook.prototype, GENERATION_HOOK, { value: true });
+
+/** A GenerationHook of this copy of Gantry or of any other loaded in the process. */
+export function isGenerationHook(value: unknown): value is GenerationHook {
+  return typeof value === 'object' && value !== null && (value as Partial<GenerationHook>)[GENERATION_HOOK] === true;
+}
+
+/**
+ * Whether `value` extends a GenerationHook of a copy of Gantry that does not mark its hooks (older
+ * than the mark): such a hook would be ignored, so the start is refused instead.
+ */
+export function isUnmarkedGenerationHook(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || isGenerationHook(value)) return false;
+  for (let proto: unknown = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
+    const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+    if (name === 'GenerationHook' || name === 'GenerationInterceptor') return true;
+  }
+  return false;
+}
 
 /** @deprecated Renamed `GenerationHook` (it is not a Nest interceptor); this name goes in the next release. */
 export const GenerationInterceptor = GenerationHook;
