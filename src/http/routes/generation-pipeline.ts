@@ -130,7 +130,7 @@ class GenerationCall implements GenerationExchange, Observer<EngineEvent> {
       clearTimeout(timer);
       then();
     };
-    verdict.then(
+    void verdict.then(
       (allowed) => settle(() => (allowed ? this.run() : this.answer(new ForbiddenException(FORBIDDEN)))),
       (error: unknown) => settle(() => this.answer(error)),
     );
