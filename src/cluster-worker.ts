@@ -13,6 +13,7 @@ import type { WorkerHello, WorkerReady, WorkerRefusal, WorkerReload } from './cl
 import { ConfigError } from './config/config-error.js';
 import { parseConfig } from './config/config-loader.js';
 import { EngineKinds } from './engines/engine-kinds.js';
+import { EngineStartError } from './models/engine-start.js';
 import { endStreamsNow, shutdownGracefully } from './lifecycle/graceful-shutdown.js';
 import { ModelRegistry } from './models/model-registry.js';
 import { flushLogs } from './observability/logging/logging.module.js';
@@ -88,9 +89,9 @@ export async function serveAsWorker(): Promise<void> {
   try {
     await app.listen(config.server.port, config.server.host);
   } catch (error) {
-    // The primary knows no engine kind (it loads no plugin): the workers validate the models, and
-    // the primary says why the instance does not start, once.
-    if (!(error instanceof ConfigError)) throw error;
+    // The primary knows no engine kind (it loads no plugin): the workers validate the models and
+    // start their engines, and the primary says why the instance does not start, once.
+    if (!(error instanceof ConfigError || error instanceof EngineStartError)) throw error;
     await channel.call('refused', { message: error.message } satisfies WorkerRefusal);
     process.exit(1);
   }

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from './config/config-error.js';
 import { loadConfig, type ConfigSources } from './config/config-loader.js';
 import { workerCount } from './config/server-config.js';
+import { EngineStartError } from './models/engine-start.js';
 import { fileStatus } from './reload/config-file-watcher.js';
 
 const USAGE = `Usage: gantry [--config FILE] [--port N] [--host H] [--watch-config]
@@ -120,6 +121,8 @@ async function checkConfigCommand(args: string[]): Promise<void> {
 main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
+  } else if (error instanceof EngineStartError) {
+    process.stderr.write(`Gantry failed to start: ${error.message}\n`);
   } else if (String((error as { code?: unknown })?.code).startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
   } else {

@@ -174,6 +174,8 @@ describe('gantry check-config FILE (npm start -- check-config FILE)', () => {
       writeConfig(
         'server: { workers: 2 }\nmodels:\n  - { name: local, engine: llama, modelPath: ./m.gguf, threads: 1 }\n',
       ),
+      // Not YAML: said by line and column, never with the line, which holds a key.
+      writeConfig('auth:\n  apiKeys: ["sk-live-yaml-secret\nmodels: []\n'),
     ];
     const outcomes = await Promise.all(
       files.map((file) => Promise.all([run(['check-config', file]), run(['--config', file, '--port', '0'])])),
@@ -187,7 +189,9 @@ describe('gantry check-config FILE (npm start -- check-config FILE)', () => {
       );
       expect(checked.stderr).toBe(started.stderr);
       expect(checked.stdout).toBe('');
+      expect(checked.stderr).not.toContain('sk-live-yaml-secret');
     }
+    expect(outcomes.at(-1)![0].stderr).toMatch(/ - not valid YAML at line \d+, column \d+: /);
   }, 90_000);
 
   it('takes exactly one file, and says what a reload would refuse of one a start takes', async () => {

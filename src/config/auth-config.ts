@@ -11,9 +11,10 @@ import {
   ValidateBy,
   ValidateNested,
 } from 'class-validator';
+import { IsServiceUrl } from './service-url.validator.js';
 import type { ApiKeyEntry } from './api-key-entries.js';
 import { isApiKeySource } from './api-key-sources.js';
-import { PartRedisConfig } from './redis-config.js';
+import { PartRedisConfig, REDIS_PROTOCOLS } from './redis-config.js';
 import { isNamedEntry, TenantLimitsConfig, toApiKeyEntries } from './tenant-config.js';
 
 export const LIMIT_STORES = ['memory', 'redis'] as const;
@@ -38,7 +39,7 @@ export class KeyLimitsConfig extends TenantLimitsConfig {
   /** Deprecated: `redis.url` or `auth.limits.redis.url`. Taken as the latter, with a warning. */
   @IsOptional()
   @IsString()
-  @Matches(/^rediss?:\/\//, { message: 'redisUrl must be a redis:// or rediss:// URL' })
+  @IsServiceUrl(REDIS_PROTOCOLS, { message: 'redisUrl must be a redis:// or rediss:// URL' })
   redisUrl?: string;
 
   /** Deprecated: `redis.timeoutMs` or `auth.limits.redis.timeoutMs`. */

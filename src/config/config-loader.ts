@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { parse as parseYaml } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { flattenValidationErrors } from '../errors/format-validation-errors.js';
 import { resolveApiKeyEntries } from './api-key-entries.js';
 import { ConfigError } from './config-error.js';
@@ -58,11 +58,7 @@ export function configFromText(
   let raw: unknown = {};
   const origin = sources.file ?? 'defaults';
   if (text !== undefined) {
-    try {
-      raw = parseYaml(text);
-    } catch (error) {
-      throw new ConfigError(origin, [`not valid YAML: ${(error as Error).message}`], true);
-    }
+    raw = parseYamlText(text, origin);
     // An empty file is not "the defaults": it is a file not written yet, or written over by mistake.
     if (raw === null || raw === undefined) {
       throw new ConfigError(
@@ -130,4 +126,32 @@ export function parseConfig(raw: unknown, origin = 'config', kinds?: readonly Mo
   if (kinds !== undefined) config.models = modelsByKind(config.models, kinds, { origin, server: config.server });
   recordWarnings(config, redis.warnings);
   return config;
+}
+
+/**
+ * A YAML text as plain data, or a ConfigError that says where it is not YAML by line and column
+ * only: never the text around it (yaml's code frame), since the line may hold an API key, nor a
+ * fragment of it (an alias's or a tag's name: a key may begin with `*` or `!`).
+ */
+function parseYamlText(text: string, origin: string): unknown {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: false });
+  const [error] = document.errors;
+  if (error !== undefined) {
+    const { line, col } = lineCounter.linePos(error.pos[0]);
+    // yaml quotes what it read after a colon ("Unresolved tag: !x"): only the words before are kept.
+    const what = error.message.split(': ')[0];
+    throw new ConfigError(origin, [`not valid YAML at line ${line}, column ${col}: ${what} (${error.code})`], true);
+  }
+  try {
+    return document.toJS();
+  } catch (failure) {
+    const message = (failure as Error | undefined)?.message ?? '';
+    const why = message.startsWith('Unresolved alias')
+      ? 'an alias (*name) names no anchor (&name) set before it'
+      : message.startsWith('Excessive alias count')
+        ? 'too many aliases (*name)'
+        : 'not readable as data';
+    throw new ConfigError(origin, [`not valid YAML: ${why}`], true);
+  }
 }

@@ -1,7 +1,7 @@
 import type { GatewayConfig } from './gateway-config.js';
+import { MASK, maskedUrl } from './masked-url.js';
 
-/** What stands in for a secret in a configuration shown to someone. */
-export const MASK = '***';
+export { MASK };
 
 /** Keys whose string value is a secret wherever they appear (an upstream's `apiKey`, `responses.encryptionKey`). */
 const SECRET_KEYS = new Set(['apiKey', 'encryptionKey', 'password', 'secret', 'token']);
@@ -15,7 +15,8 @@ const LEADING = ['name', 'engine', 'key'];
  * gateway would run it, secrets masked. Masked: API keys written in the file (`auth.apiKeys`
  * strings and named keys' `key`; `{ env }` and `{ file }` are references and stay), any
  * `apiKey`, `encryptionKey`, `password`, `secret` or `token`, the values of any `headers`, and
- * the password of any URL (`redis://:pw@host`, an upstream's `https://user:pw@host`).
+ * the password of any URL (`redis://:pw@host`, an upstream's `https://user:pw@host`) and the
+ * values of its query string (`?api-key=...`).
  */
 export function maskedConfig(config: GatewayConfig): unknown {
   const plain = JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
@@ -29,25 +30,11 @@ export function maskedConfig(config: GatewayConfig): unknown {
 }
 
 function masked(value: unknown, key = ''): unknown {
-  if (typeof value === 'string') return SECRET_KEYS.has(key) ? MASK : withoutPassword(value);
+  if (typeof value === 'string') return SECRET_KEYS.has(key) ? MASK : maskedUrl(value);
   if (Array.isArray(value)) return value.map((item) => masked(item));
   if (value === null || typeof value !== 'object') return value;
   if (SECRET_MAPS.has(key)) return Object.fromEntries(Object.keys(value).map((name) => [name, MASK]));
   const entries = Object.entries(value).map(([name, inner]): [string, unknown] => [name, masked(inner, name)]);
   const rank = (name: string) => (LEADING.includes(name) ? LEADING.indexOf(name) : LEADING.length);
   return Object.fromEntries(entries.sort(([a], [b]) => rank(a) - rank(b)));
-}
-
-/** A URL with its credentials masked (the password, or a lone user name, which may be a token); any other string as it is. */
-function withoutPassword(text: string): string {
-  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(text)) return text;
-  try {
-    const url = new URL(text);
-    if (url.password !== '') url.password = MASK;
-    else if (url.username !== '') url.username = MASK;
-    else return text;
-    return url.toString();
-  } catch {
-    return text;
-  }
 }

@@ -3,6 +3,9 @@ import { MODEL_APIS, type ModelApi } from './model-apis.js';
 
 export const QUEUE_ORDERS = ['fair', 'fifo'] as const;
 
+/** `startTimeoutMs`'s default: room for a large local model loading from a slow disk. */
+export const DEFAULT_START_TIMEOUT_MS = 300_000;
+
 /**
  * Keys every model entry has, whatever its engine. An engine kind's config class extends it with
  * the kind's own keys (validated with class-validator, defaults as property initializers); a kind
@@ -69,6 +72,14 @@ export class ModelConfigBase {
   @ArrayNotEmpty()
   @IsIn(MODEL_APIS, { each: true })
   apis?: ModelApi[];
+
+  /**
+   * How long the engine kind's `create()` may take to build the model's engine, at start and on a
+   * reload; past it the start (or the reload) is refused, naming the model and its kind.
+   */
+  @IsInt()
+  @Min(1)
+  startTimeoutMs: number = DEFAULT_START_TIMEOUT_MS;
 }
 
 /**

@@ -1,6 +1,9 @@
 import { IsInt, IsOptional, IsString, Matches, Min } from 'class-validator';
+import { IsServiceUrl } from './service-url.validator.js';
 
 const URL_MESSAGE = 'url must be a redis:// or rediss:// URL (redis://[:password@]host:port[/db])';
+/** What a Redis URL may start with. */
+export const REDIS_PROTOCOLS = ['redis', 'rediss'] as const;
 const PREFIX_MESSAGE = 'keyPrefix must not be empty or contain spaces';
 
 /**
@@ -12,7 +15,7 @@ export class RedisConfig {
   /** `redis://[:password@]host:port[/db]` (or `rediss://`); needed once a part has `store: redis`. */
   @IsOptional()
   @IsString()
-  @Matches(/^rediss?:\/\//, { message: URL_MESSAGE })
+  @IsServiceUrl(REDIS_PROTOCOLS, { message: URL_MESSAGE })
   url?: string;
 
   /** Starts every key and channel; each part adds its own (`limits:`, `responses:`). Gateways that must not share state use different ones. */
@@ -38,7 +41,7 @@ export class RedisConfig {
 export class PartRedisConfig {
   @IsOptional()
   @IsString()
-  @Matches(/^rediss?:\/\//, { message: URL_MESSAGE })
+  @IsServiceUrl(REDIS_PROTOCOLS, { message: URL_MESSAGE })
   url?: string;
 
   @IsOptional()

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Min, MinLength, ValidateNested } from 'class-validator';
-import { PartRedisConfig } from './redis-config.js';
+import { IsServiceUrl } from './service-url.validator.js';
+import { PartRedisConfig, REDIS_PROTOCOLS } from './redis-config.js';
 
 export const RESPONSE_STORES = ['memory', 'redis', 'off'] as const;
 export type ResponseStoreKind = (typeof RESPONSE_STORES)[number];
@@ -41,7 +42,7 @@ export class ResponsesConfig {
 
   /** Deprecated: `redis.url` or `responses.redis.url`. Taken as the latter, with a warning. */
   @IsOptional()
-  @Matches(/^rediss?:\/\//, { message: 'redisUrl must be a redis:// or rediss:// URL' })
+  @IsServiceUrl(REDIS_PROTOCOLS, { message: 'redisUrl must be a redis:// or rediss:// URL' })
   redisUrl?: string;
 
   /** A stored response, its items and its events are forgotten this long after their last write. */

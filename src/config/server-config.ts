@@ -70,6 +70,15 @@ export class ServerConfig {
   @IsInt()
   @Min(1)
   reloadTimeoutMs: number = 30_000;
+
+  /**
+   * How long the guards of a generation request (Gantry's, then plugins' `APP_GUARD`s) may take to
+   * decide; past it the request is refused with 503 `guard_timeout` in its protocol's shape, and
+   * whatever it held (a `concurrentStreams` slot) is given back.
+   */
+  @IsInt()
+  @Min(1)
+  guardTimeoutMs: number = 10_000;
 }
 
 /** The most workers one instance runs; beyond, something is wrong with the number. */

@@ -1,5 +1,4 @@
-import { applyDecorators, Injectable } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
+import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
 import { ModelConfigBase } from '../config/model-config.js';
 import type { ModelKind } from '../config/model-entries.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
@@ -26,8 +25,13 @@ export interface EngineKindProvider<Config extends ModelConfigBase = ModelConfig
   create(model: Config): InferenceEngine | Promise<InferenceEngine>;
 }
 
-/** The metadata the decorator leaves, found through Nest's DiscoveryService. */
-export const EngineKindMetadata = DiscoveryService.createDecorator<ModelKind>();
+/**
+ * The metadata key `@EngineKind` leaves on its class: a registered symbol, the same in every copy
+ * of Gantry loaded in the process, so that a plugin that resolves a copy of its own (another
+ * `node_modules`) still has its kinds found (Nest's `DiscoveryService.createDecorator` makes a new
+ * random key per copy, and those kinds were silently ignored).
+ */
+export const ENGINE_KIND_METADATA: unique symbol = Symbol.for('gantry.engine-kind');
 
 /**
  * Marks a class as the engine kind `name` (an `EngineKindProvider`) and makes it injectable. List
@@ -43,7 +47,7 @@ export const EngineKindMetadata = DiscoveryService.createDecorator<ModelKind>();
 export function EngineKind(name: string, options: EngineKindOptions = {}): ClassDecorator {
   return applyDecorators(
     Injectable(),
-    EngineKindMetadata({
+    SetMetadata<symbol, ModelKind>(ENGINE_KIND_METADATA, {
       name,
       config: options.config ?? ModelConfigBase,
       singleProcess: options.singleProcess ?? false,
@@ -53,5 +57,5 @@ export function EngineKind(name: string, options: EngineKindOptions = {}): Class
 
 /** The kind a class was marked with by `@EngineKind`, if any. */
 export function engineKindOf(type: object): ModelKind | undefined {
-  return Reflect.getMetadata(EngineKindMetadata.KEY, type) as ModelKind | undefined;
+  return Reflect.getMetadata(ENGINE_KIND_METADATA, type) as ModelKind | undefined;
 }

@@ -4,7 +4,7 @@ import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ModelConfig } from '../config/model-config.js';
 import { modelsByKind, type ModelKind } from '../config/model-entries.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
-import { EngineKindMetadata, type EngineKindProvider } from './engine-kind.js';
+import { ENGINE_KIND_METADATA, engineKindOf, type EngineKindProvider } from './engine-kind.js';
 
 type ProviderWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
@@ -43,9 +43,15 @@ export class EngineKinds {
   private byName(): Map<string, { kind: ModelKind; wrapper: ProviderWrapper }> {
     if (this.found) return this.found;
     const found = new Map<string, { kind: ModelKind; wrapper: ProviderWrapper }>();
-    for (const wrapper of this.discovery.getProviders({ metadataKey: EngineKindMetadata.KEY })) {
-      const kind = this.discovery.getMetadataByDecorator(EngineKindMetadata, wrapper);
-      if (kind === undefined || found.get(kind.name)?.wrapper.metatype === wrapper.metatype) continue;
+    for (const wrapper of this.discovery.getProviders()) {
+      const type = classOf(wrapper);
+      if (type === undefined) continue;
+      const kind = engineKindOf(type);
+      if (kind === undefined) {
+        refuseUnrecognisedKind(type, wrapper);
+        continue;
+      }
+      if (found.get(kind.name)?.wrapper.metatype === wrapper.metatype) continue;
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
         throw new Error(
           `The engine kind '${kind.name}' (${wrapper.name}) is request-scoped or transient: an engine kind must be a singleton.`,
@@ -59,4 +65,41 @@ export class EngineKinds {
     this.found = found;
     return found;
   }
+}
+
+/** The class a provider was made from (`useClass`, or the class of a `useValue`/`useFactory` instance). */
+function classOf(wrapper: ProviderWrapper): object | undefined {
+  const metatype: unknown = wrapper.metatype;
+  if (typeof metatype === 'function' && engineKindOf(metatype) !== undefined) return metatype;
+  const instance: unknown = wrapper.instance;
+  if (typeof instance === 'object' && instance !== null) return instance.constructor;
+  return typeof metatype === 'function' ? metatype : undefined;
+}
+
+/**
+ * A class marked as an engine kind by a Gantry that left its mark under another key (an older copy
+ * a plugin resolved on its own: Nest's random per-copy keys) would be silently ignored, and its
+ * models refused as of an unknown kind: the start is refused instead, naming the plugin.
+ */
+function refuseUnrecognisedKind(type: object, wrapper: ProviderWrapper): void {
+  for (const key of Reflect.getMetadataKeys(type) as unknown[]) {
+    if (key === ENGINE_KIND_METADATA) continue;
+    const value: unknown = Reflect.getMetadata(key, type);
+    if (!looksLikeKind(value)) continue;
+    throw new Error(
+      `The plugin module ${wrapper.host?.name ?? 'unknown'} provides ${wrapper.name}, marked as the engine kind '${value.name}' ` +
+        "by another copy of Gantry than the gateway's, which does not recognise it: have the plugin import the gateway's own `gantry` (docs/extending.md, Where a plugin finds gantry).",
+    );
+  }
+}
+
+function looksLikeKind(value: unknown): value is { name: string } {
+  const kind = value as Partial<ModelKind> | null;
+  return (
+    typeof kind === 'object' &&
+    kind !== null &&
+    typeof kind.name === 'string' &&
+    typeof kind.config === 'function' &&
+    typeof kind.singleProcess === 'boolean'
+  );
 }

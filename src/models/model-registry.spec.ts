@@ -133,6 +133,41 @@ describe('ModelRegistry.apply (a reloaded configuration)', () => {
     expect(started.map((engine) => engine.closed)).toEqual([true]);
   });
 
+  it('refuses an engine whose kind does not create it within startTimeoutMs, naming the model and the kind; later reloads still apply, and an engine that comes late is closed', async () => {
+    const { registry, factory, engineOf } = registryOf(models({ name: 'old' }));
+    let resolveLate: (engine: TracedEngine) => void = () => undefined;
+    const late = new TracedEngine('late');
+    const hanging = (config: ModelConfig) =>
+      config.name === 'stuck' ? new Promise<TracedEngine>((resolve) => (resolveLate = resolve)) : factory(config);
+
+    await expect(registry.apply(models({ name: 'stuck', startTimeoutMs: 30 }), hanging)).rejects.toThrow(
+      "The engine of model 'stuck' could not start: the engine kind 'stub' did not create it within 30 ms (models[].startTimeoutMs)",
+    );
+    expect(registry.list().map((model) => model.config.name)).toEqual(['old']);
+
+    // Not wedged: the next reload applies.
+    expect(await registry.apply(models({ name: 'old' }, { name: 'fresh' }), factory)).toEqual({
+      added: ['fresh'],
+      changed: [],
+      removed: [],
+    });
+    expect(engineOf('fresh').label).toBe('fresh#1');
+    resolveLate(late);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(late.closed).toBe(true);
+  });
+
+  it('does not rebuild an engine for a new startTimeoutMs', async () => {
+    const { registry, factory, engineOf } = registryOf(models({ name: 'm' }));
+    const engine = engineOf('m');
+    expect(await registry.apply(models({ name: 'm', startTimeoutMs: 1_000 }), factory)).toEqual({
+      added: [],
+      changed: ['m'],
+      removed: [],
+    });
+    expect(engineOf('m')).toBe(engine);
+  });
+
   it('applies one reload after the other', async () => {
     const { registry, factory } = registryOf(models({ name: 'a' }));
     const first = registry.apply(models({ name: 'a' }, { name: 'b' }), factory);

@@ -7,9 +7,10 @@ import { canonicalJson } from '../config/config-changes.js';
 import type { ModelConfig } from '../config/model-config.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { startEngine, type EngineFactory } from './engine-start.js';
 import { EngineSlot } from './engine-slot.js';
 
-/** The keys of a model entry that only its admission and request limits read, not its engine. */
+/** The keys of a model entry that only its admission, request limits and start read, not its engine. */
 const ADMISSION_KEYS = new Set([
   'maxConcurrency',
   'maxQueue',
@@ -17,6 +18,7 @@ const ADMISSION_KEYS = new Set([
   'queueOrder',
   'maxTokensLimit',
   'apis',
+  'startTimeoutMs',
 ]);
 
 /** Which models a caller may use (a tenant's `models`). */
@@ -24,8 +26,7 @@ export interface ModelAccess {
   canUse(model: string): boolean;
 }
 
-/** Builds the engine of a model entry (the engines' factory, or a test's). */
-export type EngineFactory = (config: ModelConfig) => Promise<InferenceEngine>;
+export type { EngineFactory };
 
 /** What a reload changed, by model name. */
 export interface ModelChanges {
@@ -198,15 +199,4 @@ function sameEngineKeys(a: ModelConfig, b: ModelConfig): boolean {
   const engineKeys = (config: ModelConfig) =>
     Object.fromEntries(Object.entries(config).filter(([key]) => !ADMISSION_KEYS.has(key)));
   return canonicalJson(engineKeys(a)) === canonicalJson(engineKeys(b));
-}
-
-async function startEngine(createEngine: EngineFactory, config: ModelConfig): Promise<InferenceEngine> {
-  try {
-    return await createEngine(config);
-  } catch (error) {
-    throw new Error(
-      `The engine of model '${config.name}' could not start: ${(error as Error)?.message ?? String(error)}`,
-      { cause: error },
-    );
-  }
 }

@@ -86,6 +86,74 @@ describe('GenerationHook.chain', () => {
     expect(log).toEqual(['a:start', 'b:start', 'b:end client_closed', 'a:end client_closed']);
   });
 
+  it('isolates every call: a hook that throws in any method is reported, and the other hooks still run', () => {
+    const log: string[] = [];
+    class ThrowingHook extends RecordingHook {
+      protected override onStart(): void {
+        throw new Error('start');
+      }
+      protected override onAccepted(): void {
+        throw new Error('accepted');
+      }
+      protected override onAdmitted(): void {
+        throw new Error('admitted');
+      }
+      protected override onHeartbeat(): void {
+        throw new Error('heartbeat');
+      }
+      protected override onResumed(): void {
+        throw new Error('resumed');
+      }
+      protected override onEvent(): void {
+        throw new Error('event');
+      }
+      protected override onEnd(): void {
+        throw new Error('end');
+      }
+    }
+    const failures: string[] = [];
+    const hooks = GenerationHook.chain(
+      [new RecordingHook('outer', log), new ThrowingHook('throwing', log), new RecordingHook('inner', log)],
+      (hook, method, error) => failures.push(`${hook.constructor.name}.${method}: ${(error as Error).message}`),
+    );
+    const telemetry = new GenerationTelemetry('chat');
+    telemetry.onSignal((signal) => hooks.signal(telemetry, signal));
+
+    hooks.start(telemetry, { headers: {} });
+    telemetry.markAccepted({ model: 'm', engine: 'stub', stream: true });
+    telemetry.markAdmitted();
+    telemetry.markHeartbeat();
+    telemetry.markResumed({ reason: 'reset', resume: 1, producedTokens: 1, from: 'http://a/v1', to: 'http://b/v1' });
+    hooks.event(telemetry, { type: 'done', finishReason: 'stop', usage: ZERO_USAGE });
+    hooks.end(telemetry, { kind: 'completed' });
+
+    expect(log).toEqual([
+      'outer:start',
+      'inner:start',
+      'outer:accepted',
+      'inner:accepted',
+      'outer:admitted',
+      'inner:admitted',
+      'outer:heartbeat',
+      'inner:heartbeat',
+      'outer:resumed 1 reset',
+      'inner:resumed 1 reset',
+      'inner:done',
+      'outer:done',
+      'inner:end completed',
+      'outer:end completed',
+    ]);
+    expect(failures).toEqual([
+      'ThrowingHook.onStart: start',
+      'ThrowingHook.onAccepted: accepted',
+      'ThrowingHook.onAdmitted: admitted',
+      'ThrowingHook.onHeartbeat: heartbeat',
+      'ThrowingHook.onResumed: resumed',
+      'ThrowingHook.onEvent: event',
+      'ThrowingHook.onEnd: end',
+    ]);
+  });
+
   it('is not changed by a later change to the list it was made from', () => {
     const log: string[] = [];
     const list = [new RecordingHook('a', log)];

@@ -1,11 +1,12 @@
 import type { DiscoveryService } from '@nestjs/core';
-import { GenerationHook } from './generation-hook.js';
+import { isGenerationHook, isUnmarkedGenerationHook, type GenerationHook } from './generation-hook.js';
 
 /**
  * Every GenerationHook of the application, in the order they run (the first outermost): Gantry's
  * own (request log, metrics, tracing: those switched on), then those of plugins, found through
  * Nest's DiscoveryService among the providers of every module, whatever their token (a plain
- * provider, or an `APP_INTERCEPTOR`), each once.
+ * provider, or an `APP_INTERCEPTOR`), each once, by their mark (`isGenerationHook`): a plugin's
+ * hook counts whichever copy of Gantry it extends.
  */
 export class GenerationHooks {
   constructor(
@@ -21,7 +22,13 @@ export class GenerationHooks {
     const found = new Set<GenerationHook>(this.builtIn);
     for (const wrapper of this.discovery.getProviders()) {
       const instance: unknown = wrapper.instance;
-      if (!(instance instanceof GenerationHook) || found.has(instance)) continue;
+      if (isUnmarkedGenerationHook(instance)) {
+        throw new Error(
+          `The plugin module ${wrapper.host?.name ?? 'unknown'} provides ${wrapper.name}, a GenerationHook of another copy of Gantry ` +
+            "than the gateway's, which does not recognise it: have the plugin import the gateway's own `gantry` (docs/extending.md, Where a plugin finds gantry).",
+        );
+      }
+      if (!isGenerationHook(instance) || found.has(instance)) continue;
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
         throw new Error(
           `${instance.constructor.name} is request-scoped or transient: a GenerationHook must be a singleton.`,

@@ -12,6 +12,7 @@ import { MetricsController } from './metrics/metrics.controller.js';
 import { MetricsHook } from './metrics/metrics.hook.js';
 import { GantryTracer, SpanExporterOverride } from './tracing/gantry-tracer.js';
 import { TracingHook } from './tracing/tracing.hook.js';
+import { UnhandledStreamErrors } from './unhandled-stream-errors.js';
 
 export interface ObservabilityOptions {
   /** Where log lines go (stdout by default); tests capture them here. */
@@ -24,6 +25,7 @@ export interface ObservabilityOptions {
  * Request logs, metrics and tracing, each a GenerationHook (the request log outermost),
  * and `GenerationHooks`, which lists them with those of plugins for the generation routes.
  * What is switched off in the configuration is not registered at all, so it costs nothing.
+ * RxJS's unhandled errors are counted and logged while the gateway runs (UnhandledStreamErrors).
  * GantryMetrics is exported for plugins that add metrics of their own.
  */
 @Module({})
@@ -32,7 +34,7 @@ export class ObservabilityModule {
     const { metrics, tracing } = config.observability;
     const builtIn: Array<Type<GenerationHook>> = [RequestLogHook];
     if (metrics.enabled) builtIn.push(MetricsHook);
-    const providers: Provider[] = [GantryMetrics, GantryLogger];
+    const providers: Provider[] = [GantryMetrics, GantryLogger, UnhandledStreamErrors];
     if (tracing.exporter !== 'none' || options.spanExporter) {
       builtIn.push(TracingHook);
       providers.push(GantryTracer, {

@@ -1,3 +1,4 @@
+import { maskQuery } from '../../config/masked-url.js';
 import type { HealthCheckState } from './health-probe.js';
 
 /** When a replica that keeps failing is taken out of rotation, and for how long. */
@@ -140,10 +141,12 @@ export class ReplicaPool {
   }
 }
 
+/** How a replica is named in logs, `/ready` and metrics: its URL without credentials, its query values masked. */
 function withoutCredentials(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.username === '' && parsed.password === '') return url;
+    const queryMasked = maskQuery(parsed);
+    if (parsed.username === '' && parsed.password === '' && !queryMasked) return url;
     parsed.username = '';
     parsed.password = '';
     return parsed.toString();

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Observable, Observer } from 'rxjs';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { ThrottledWarning } from '../../observability/logging/throttled-warning.js';
 import type { GenerationHookChain, GenerationOutcome } from '../../observability/generation-hook.js';
 import { GenerationTelemetry, type LifecycleSignal } from '../../observability/generation-telemetry.js';
 import { renderError } from '../../protocols/errors/render-error.js';
@@ -42,6 +43,8 @@ export interface GenerationPlugins {
   guards: readonly RequestGuard[];
   hooks: GenerationHookChain;
   errors: ErrorAnswer;
+  /** How long the guards may take to decide (`server.guardTimeoutMs`); past it the request is refused. Default: none. */
+  guardTimeoutMs?: number;
 }
 
 /**
@@ -65,6 +68,8 @@ const FORBIDDEN = 'Forbidden resource';
 const COMPLETED: GenerationOutcome = { kind: 'completed' };
 const CLIENT_CLOSED: GenerationOutcome = { kind: 'client_closed' };
 const logger = new Logger('Gantry');
+/** Guards that keep missing their deadline are said at most once per interval. */
+const guardTimeouts = new ThrottledWarning((message) => logger.warn(message));
 
 /** One generation request through the pipeline: its exchange, and the observer of its events. */
 class GenerationCall implements GenerationExchange, Observer<EngineEvent> {
@@ -91,12 +96,44 @@ class GenerationCall implements GenerationExchange, Observer<EngineEvent> {
     }
     if (verdict === true) this.run();
     else if (verdict === false) this.answer(new ForbiddenException(FORBIDDEN));
-    else {
-      verdict.then(
-        (allowed) => (allowed ? this.run() : this.answer(new ForbiddenException(FORBIDDEN))),
-        (error: unknown) => this.answer(error),
-      );
-    }
+    else this.await(verdict);
+  }
+
+  /**
+   * A verdict that must wait (a store, a plugin's policy service), within `guardTimeoutMs`: past it
+   * the request is refused and a later verdict ignored. The answer closes the response, which gives
+   * back what a guard took for it (a `concurrentStreams` slot).
+   */
+  private await(verdict: Promise<boolean>): void {
+    let decided = false;
+    const timeoutMs = this.plugins.guardTimeoutMs;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            decided = true;
+            guardTimeouts.failure(
+              (more) =>
+                `A guard of ${pathOf(this.request.url)} did not decide within ${timeoutMs} ms (server.guardTimeoutMs): the request was refused with 503${more}.`,
+            );
+            this.answer(
+              new GatewayError(
+                'unavailable',
+                `The request could not be checked in time: a guard did not decide within ${timeoutMs} ms.`,
+                { code: 'guard_timeout', retryAfterSeconds: 1 },
+              ),
+            );
+          }, timeoutMs);
+    const settle = (then: () => void) => {
+      if (decided) return;
+      decided = true;
+      clearTimeout(timer);
+      then();
+    };
+    void verdict.then(
+      (allowed) => settle(() => (allowed ? this.run() : this.answer(new ForbiddenException(FORBIDDEN)))),
+      (error: unknown) => settle(() => this.answer(error)),
+    );
   }
 
   /** Each event is folded into the telemetry before the hooks see it: the one place events are observed. */

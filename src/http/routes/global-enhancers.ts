@@ -1,6 +1,6 @@
 import type { CanActivate } from '@nestjs/common';
 import type { ApplicationConfig, DiscoveryService } from '@nestjs/core';
-import { GenerationHook } from '../../observability/generation-hook.js';
+import { isGenerationHook } from '../../observability/generation-hook.js';
 
 /** What the application's `APP_GUARD`, `APP_PIPE`, `APP_FILTER` and `APP_INTERCEPTOR` providers mean for the generation routes. */
 export interface GlobalEnhancers {
@@ -43,7 +43,7 @@ export function globalEnhancers(
     if (wrapper.subtype === undefined || typeof instance !== 'object' || instance === null || own.includes(instance))
       continue;
     if (wrapper.subtype === 'guard') guards.push(instance as CanActivate);
-    else if (!(wrapper.subtype === 'interceptor' && instance instanceof GenerationHook)) {
+    else if (!(wrapper.subtype === 'interceptor' && isGenerationHook(instance))) {
       unreachable.push(`${TOKEN_OF_SUBTYPE[wrapper.subtype] ?? wrapper.subtype} ${instance.constructor.name}`);
     }
   }

@@ -2,9 +2,12 @@ import { Logger } from '@nestjs/common';
 import { ApplicationConfig, DiscoveryService } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ApiKeyGuard } from '../../auth/api-key.guard.js';
+import { GatewayConfig } from '../../config/gateway-config.js';
 import { DrainingGuard } from '../../lifecycle/draining.guard.js';
 import { GenerationHook } from '../../observability/generation-hook.js';
 import { GenerationHooks } from '../../observability/generation-hooks.js';
+import { HookFailures } from '../../observability/hook-failures.js';
+import { GantryMetrics } from '../../observability/metrics/gantry-metrics.js';
 import { ProtocolExceptionFilter } from '../errors/protocol-exception.filter.js';
 import { generationHandler, type GenerationPlugins } from './generation-pipeline.js';
 import { GenerationRoutes } from './generation-routes.js';
@@ -28,7 +31,7 @@ export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnrea
   const gantryGuards = GENERATION_GUARDS.map((guard) => app.get(guard));
   const errors = app.get(ProtocolExceptionFilter);
   const enhancers = globalEnhancers(app.get(DiscoveryService), app.get(ApplicationConfig), [...gantryGuards, errors]);
-  const hooks = GenerationHook.chain(app.get(GenerationHooks).list());
+  const hooks = GenerationHook.chain(app.get(GenerationHooks).list(), new HookFailures(app.get(GantryMetrics)).report);
   const fastify = app.getHttpAdapter().getInstance();
   const routes = [...app.get(GenerationRoutes).routes, ...app.get(PoolingRoutes).routes];
   for (const route of routes) {
@@ -39,6 +42,7 @@ export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnrea
       ],
       hooks,
       errors,
+      guardTimeoutMs: app.get(GatewayConfig).server.guardTimeoutMs,
     };
     fastify.post(route.protocol.path, generationHandler(route, plugins));
   }

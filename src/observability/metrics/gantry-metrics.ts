@@ -139,6 +139,17 @@ export class GantryMetrics {
     labelNames: ['operation'],
     registers: [this.registry],
   });
+  readonly hookErrors = new Counter({
+    name: 'gantry_hook_errors_total',
+    help: 'Exceptions a GenerationHook threw, by hook (its class) and method; each was caught and the request went on.',
+    labelNames: ['hook', 'method'],
+    registers: [this.registry],
+  });
+  readonly unhandledStreamErrors = new Counter({
+    name: 'gantry_unhandled_stream_errors_total',
+    help: "Errors RxJS could deliver to no one (a subscriber's callback that threw): logged and counted instead of ending the process.",
+    registers: [this.registry],
+  });
   readonly engineErrors = new Counter({
     name: 'gantry_engine_errors_total',
     help: 'Engine failures after admission, by kind.',
