@@ -35,6 +35,8 @@ export interface MockReplyContext {
   onDecoding: () => void;
   /** The message of an injected `status` or `error` failure. */
   failureMessage: string;
+  /** Resolves when the server's scheduler lets the request run (after its headers, as vLLM streams). */
+  scheduled?: () => Promise<void>;
 }
 
 export const EMPTY_PROMPT_ANSWER = 'Hello from the mock upstream';

@@ -35,6 +35,7 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
 
   response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   response.flushHeaders();
+  await context.scheduled?.();
   await sleep(behaviour.prefillMs, undefined, { signal });
   context.onDecoding();
   await chunk('{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}');

@@ -88,7 +88,7 @@ export class GenerationService {
       traceHeaders: telemetry.traceHeaders,
       onResume: (resume) => telemetry.markResumed(resume),
     };
-    const contended = Number.isFinite(model.admission.limits.maxConcurrency);
+    const contended = Number.isFinite(model.admission.limits.maxConcurrency) || model.admission.gated === true;
     const claim = tenantClaim(tenant, limited, options.background === true, contended);
     const budgeted = tenant.limits?.tokensPerMinute !== undefined || tenant.limits?.tokensPerDay !== undefined;
     const engine$ = model.engine.generate(traced);
