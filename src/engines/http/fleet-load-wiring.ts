@@ -34,12 +34,13 @@ export function fleetLoadFor(
   if (config.engineMetrics === undefined && config.routing !== 'load-aware' && config.saturation === undefined)
     return undefined;
   const metrics = config.engineMetrics ?? new EngineMetricsConfig();
-  // A reading outlives a few intervals (each up to 1.5x the mean), then the replica is judged by Gantry's own counts.
-  const load = new FleetLoad(replicas, 4 * metrics.intervalMs);
+  const timeoutMs = Math.max(1_000, 2 * metrics.intervalMs);
+  // A reading outlives a few intervals and one reading's timeout; then the replica is judged by Gantry's own counts.
+  const load = new FleetLoad(replicas, 3 * metrics.intervalMs + timeoutMs);
   const scraper = new MetricsScraper(replicas, load, {
     path: metrics.path,
     intervalMs: metrics.intervalMs,
-    timeoutMs: Math.max(1_000, 2 * metrics.intervalMs),
+    timeoutMs,
     headers,
   });
   const router = new LoadAwareRouter(

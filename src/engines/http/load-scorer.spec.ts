@@ -48,9 +48,9 @@ describe('the load-aware scorer', () => {
   });
 
   it("judges a replica without a fresh reading by Gantry's own requests in flight", () => {
-    expect(loadScore(replica({ gauges: undefined, outstanding: 8 }), WEIGHTS)).toBe(2);
+    expect(loadScore(replica({ gauges: undefined, outstanding: 8 }), WEIGHTS)).toBe(8);
     const fleet = [
-      replica({ gauges: undefined, outstanding: 8 }),
+      replica({ gauges: undefined, outstanding: 3 }),
       replica({ gauges: { waitingRequests: 3, runningRequests: 4 } }),
     ];
     expect(chooseReplica(fleet, WEIGHTS)).toBe(0);

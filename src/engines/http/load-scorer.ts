@@ -34,12 +34,13 @@ export interface SaturationThresholds {
 /**
  * A replica's score, lower is better: its engine's waiting and running requests and KV-cache use,
  * plus what Gantry sent since that reading, each weighted, less the prefix bonus. Without a reading,
- * Gantry's own requests in flight count as running ones.
+ * Gantry's own requests in flight count as waiting ones (any of them may be).
  */
 export function loadScore(replica: ReplicaFigures, weights: LoadWeights): number {
   const bonus = replica.holdsPrefix ? weights.prefixAffinity : 0;
   const { gauges } = replica;
-  if (gauges === undefined) return weights.runningRequests * replica.outstanding - bonus;
+  // Without a reading, each of Gantry's own requests may be waiting there.
+  if (gauges === undefined) return weights.waitingRequests * replica.outstanding - bonus;
   return (
     weights.waitingRequests * (gauges.waitingRequests ?? 0) +
     weights.runningRequests * (gauges.runningRequests ?? replica.outstanding) +
