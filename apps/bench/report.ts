@@ -2,6 +2,7 @@ import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults 
 import type { UpstreamWrites } from './gateway-configs.js';
 import { renderStoredResponses } from './responses-store-report.js';
 import { renderTenants } from './tenants-report.js';
+import { renderFleet } from './fleet-scenario.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
 import type { RequestCostRow } from './workers-scenario.js';
@@ -436,6 +437,11 @@ errors: ${Object.entries(run.failures)
   if (results.tenants) {
     const { title, body } = renderTenants(results.tenants);
     section(title, body);
+  }
+
+  if (results.fleet) {
+    const [title, ...body] = renderFleet(results.fleet);
+    section(title, body.join('\n').trim());
   }
 
   const quick = results.profile === 'quick' ? ' (a --quick run: indicative only)' : '';

@@ -6,6 +6,7 @@ import type { BenchOptions, ScenarioName } from './bench-options.js';
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
 import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
 import { runFailover } from './failover-scenario.js';
+import { runFleet } from './fleet-scenario.js';
 import type { ChildServer } from './child-server.js';
 import {
   benchModels,
@@ -243,6 +244,8 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     if (wants('workers')) results.workers = await runWorkers(stack, profile.workers, progress);
 
     if (wants('tenants')) results.tenants = await runTenants(stack, profile.tenants, progress);
+
+    if (wants('fleet')) results.fleet = await runFleet(stack, profile.fleet, progress);
   } finally {
     await stack.dispose();
   }
