@@ -19,6 +19,14 @@ export interface ScrapeOptions {
 }
 
 /**
+ * The wait before a replica's next reading: uniform from 0.5 to 1.5 times the interval (mean: the
+ * interval), so that gateways sharing a fleet drift out of step (docs/engines.md#saturation).
+ */
+export function jitteredWaitMs(intervalMs: number, random: () => number): number {
+  return intervalMs * (0.5 + random());
+}
+
+/**
  * Reads each replica's Prometheus metrics into the fleet's load, each replica on its own loop, so
  * a slow or silent one delays only its own readings and routing never waits for any (it reads the
  * latest figures). Each wait is drawn uniformly from 0.5 to 1.5 times `intervalMs`: gateways that
@@ -54,7 +62,7 @@ export class MetricsScraper {
     if (this.stopped) return;
     await this.read(replica);
     if (this.stopped) return;
-    const waitMs = this.options.intervalMs * (0.5 + this.random());
+    const waitMs = jitteredWaitMs(this.options.intervalMs, this.random);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       void this.loop(replica);
