@@ -39,7 +39,7 @@ describe('engine state: each replica read from its /metrics', () => {
   let client: OpenAI;
 
   beforeAll(async () => {
-    mocks = await Promise.all([0, 1, 2].map(() => startMockUpstream({ behaviour: { maxRunning: 2, tokens: 3 } })));
+    mocks = await Promise.all([0, 1, 2].map(() => startMockUpstream({ behaviour: { maxRunning: 4, tokens: 3 } })));
     broken = await Promise.all(
       (['slow', 'missing', 'garbage'] as const).map((metricsFailure) =>
         startMockUpstream({ behaviour: { tokens: 3, tokenIntervalMs: 100, metricsFailure } }),
@@ -94,19 +94,20 @@ describe('engine state: each replica read from its /metrics', () => {
 
   it("shows each replica's figures in Gantry's metrics and routes around the one swamped from outside", async () => {
     const swamped = mocks[0];
-    const outside = outsideTraffic(swamped, 6);
+    const outside = outsideTraffic(swamped, 12);
     await outside.started;
     try {
-      // 6 outside requests on a replica running 2: 4 wait there, which Gantry's own counts never saw.
+      // 12 outside requests on a replica running 4: 8 wait there, which Gantry's own counts never saw.
+      // (Far past the prefix bonus of 2, so the swamped replica loses even for the prompts it owns.)
       const label = swamped.url;
       expect(
         await eventually(async () => {
           const samples = await scrape(gateway.url);
-          return figure(samples, 'gantry_engine_waiting_requests', 'aware', label) === 4;
+          return figure(samples, 'gantry_engine_waiting_requests', 'aware', label) === 8;
         }),
       ).toBe(true);
       const samples = await scrape(gateway.url);
-      expect(figure(samples, 'gantry_engine_running_requests', 'aware', label)).toBe(2);
+      expect(figure(samples, 'gantry_engine_running_requests', 'aware', label)).toBe(4);
       expect(figure(samples, 'gantry_engine_kv_cache_usage', 'aware', label)).toBe(1);
       expect(figure(samples, 'gantry_engine_waiting_requests', 'aware', mocks[1].url)).toBe(0);
 
@@ -143,8 +144,8 @@ describe('engine state: each replica read from its /metrics', () => {
 
   it('holds a request in Gantry while the replica is saturated, with keep-alives, and releases it when room appears', async () => {
     const replica = mocks[2];
-    // Running 2, waiting 1: at the threshold (waitingRequests: 1).
-    const outside = outsideTraffic(replica, 3);
+    // Running 4, waiting 1: at the threshold (waitingRequests: 1).
+    const outside = outsideTraffic(replica, 5);
     await outside.started;
     expect(await eventually(() => replica.state.waitingRequests === 1)).toBe(true);
     const gateway$ = gateway;
