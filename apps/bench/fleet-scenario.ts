@@ -152,13 +152,13 @@ export async function runFleet(
     'fleet-swamped',
     gatewayConfig({ models: fleetModels(urls, plan, plan.swamped.answer) }),
   );
-  const { outsideStreams, outside, requests, concurrency, answer } = plan.swamped;
+  const { outsideStreams, outside, requests, concurrency } = plan.swamped;
   for (const routing of ROUTINGS) {
     progress(`fleet: one replica swamped (${outsideStreams} outside streams), ${requests} requests via ${routing}`);
     const stop = outsideTraffic(mocks[0], outsideStreams, outside);
     // Let the outside load fill the replica and the gateway read it.
     await delay(Math.max(500, 4 * plan.metricsIntervalMs));
-    const call = callOf(chatUrlOf(gateway.url), routing, answer, concurrency);
+    const call = callOf(chatUrlOf(gateway.url), routing, plan.swamped.answer, concurrency);
     let turn = 0;
     const { samples, failures } = await measure(
       () => firstTokenOf({ ...call, body: call.body.replace('hello', `hello ${(turn += 1)}`) }),
@@ -222,9 +222,15 @@ export async function runFleet(
   return { plan, swamped, tenants };
 }
 
+/** Milliseconds as the report prints them. */
+const msOf = (value: number | undefined) => (value === undefined ? '-' : `${Math.round(value)}`);
+/** The value of one routing's row. */
+const valueOf = (rows: Array<{ routing: string; value?: number }>, routing: string) =>
+  rows.find((row) => row.routing === routing)?.value;
+const ratioOf = (a?: number, b?: number) => (a === undefined || b === undefined || b === 0 ? '-' : (a / b).toFixed(2));
+
 /** The scenario's section of the report: mean and p90 time to first token per routing and tenant, and the two ratios. */
 export function renderFleet(results: FleetResults): string[] {
-  const ms = (value: number | undefined) => (value === undefined ? '-' : `${Math.round(value)}`);
   const lines = [
     `Fleet scheduling (mock replicas running ${results.plan.maxRunning} at once, FIFO waiting; time to first token, ms)`,
     '',
@@ -233,7 +239,7 @@ export function renderFleet(results: FleetResults): string[] {
     '|---|---|---|---|---|',
     ...results.swamped.map(
       (row) =>
-        `| ${row.routing} | ${row.firstToken.count} | ${ms(row.firstToken.mean)} | ${ms(row.firstToken.p90)} | ${row.failures} |`,
+        `| ${row.routing} | ${row.firstToken.count} | ${msOf(row.firstToken.mean)} | ${msOf(row.firstToken.p90)} | ${row.failures} |`,
     ),
     '',
     `Two instances, two replicas running ${results.plan.tenants.maxRunning} each: ${results.plan.tenants.noisyRequests} noisy requests through one, a quiet tenant through the other:`,
@@ -241,18 +247,15 @@ export function renderFleet(results: FleetResults): string[] {
     '|---|---|---|---|---|---|',
     ...results.tenants.map(
       (row) =>
-        `| ${row.routing} | ${ms(row.quiet.mean)} | ${ms(row.quiet.p90)} | ${ms(row.noisy.mean)} | ${ms(row.noisy.p90)} | ${row.failures} |`,
+        `| ${row.routing} | ${msOf(row.quiet.mean)} | ${msOf(row.quiet.p90)} | ${msOf(row.noisy.mean)} | ${msOf(row.noisy.p90)} | ${row.failures} |`,
     ),
   ];
-  const mean = (rows: Array<{ routing: string; value?: number }>, routing: string) =>
-    rows.find((row) => row.routing === routing)?.value;
   const swampedMeans = results.swamped.map((row) => ({ routing: row.routing, value: row.firstToken.mean }));
   const quietMeans = results.tenants.map((row) => ({ routing: row.routing, value: row.quiet.mean }));
-  const ratio = (a?: number, b?: number) => (a === undefined || b === undefined || b === 0 ? '-' : (a / b).toFixed(2));
   lines.push(
     '',
-    `Swamped replica: load-aware / least-outstanding mean = ${ratio(mean(swampedMeans, 'load-aware'), mean(swampedMeans, 'least-outstanding'))}x (goal <= 0.5x)`,
-    `Quiet tenant: load-aware + saturation / least-outstanding mean = ${ratio(mean(quietMeans, 'load-aware + saturation'), mean(quietMeans, 'least-outstanding'))}x (goal <= 0.3x)`,
+    `Swamped replica: load-aware / least-outstanding mean = ${ratioOf(valueOf(swampedMeans, 'load-aware'), valueOf(swampedMeans, 'least-outstanding'))}x (goal <= 0.5x)`,
+    `Quiet tenant: load-aware + saturation / least-outstanding mean = ${ratioOf(valueOf(quietMeans, 'load-aware + saturation'), valueOf(quietMeans, 'least-outstanding'))}x (goal <= 0.3x)`,
   );
   return lines;
 }

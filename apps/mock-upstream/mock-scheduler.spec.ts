@@ -13,7 +13,7 @@ describe("MockScheduler: vLLM's scheduling as the mock plays it", () => {
       return scheduler.admit(abort.signal).then(
         (release) => {
           started.push(name);
-          releases.set(name, release);
+          return releases.set(name, release);
         },
         () => started.push(`${name} left`),
       );

@@ -35,8 +35,12 @@ describe('engineGaugesOf: the load figures of a Prometheus exposition', () => {
   });
 
   it('refuses text that is no exposition, or one without any of the names', () => {
-    expect(() => engineGaugesOf('<html><body>{"not": "metrics"}</body></html>\n')).toThrow();
+    expect(() => engineGaugesOf('<html><body>{"not": "metrics"}</body></html>\n')).toThrow(
+      /invalid line|no engine load figures/i,
+    );
     expect(() => engineGaugesOf(gauge('process_cpu_seconds_total', ['', 12]))).toThrow(/no engine load figures/);
-    expect(() => engineGaugesOf(gauge('vllm:num_requests_waiting', ['', Number.NaN]))).toThrow();
+    expect(() => engineGaugesOf(gauge('vllm:num_requests_waiting', ['', Number.NaN]))).toThrow(
+      /no engine load figures/,
+    );
   });
 });

@@ -32,7 +32,7 @@ describe('the load-aware scorer', () => {
       fleet[choice] = { ...fleet[choice], sentSinceScrape: fleet[choice].sentSinceScrape + 1 };
       chosen.push(choice);
     }
-    expect([...chosen].sort()).toEqual([0, 0, 1, 1, 2, 2]);
+    expect(chosen.toSorted()).toEqual([0, 0, 1, 1, 2, 2]);
   });
 
   it('gives the prefix a bounded worth: the holder wins while it is at most that many waiting requests behind', () => {
