@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { AgentPlan } from './agent-scenario.js';
 import type { FailoverPlan } from './failover-scenario.js';
 import type { PausePlan } from './pause-scenario.js';
+import type { FleetPlan } from './fleet-scenario.js';
 import type { IdlePlan } from './idle-streams.js';
 import type { MultiTurnPlan } from './multi-turn.js';
 import type { StoredResponsesPlan } from './responses-store-load.js';
@@ -26,6 +27,7 @@ export const SCENARIOS = [
   'llama',
   'workers',
   'tenants',
+  'fleet',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -77,6 +79,7 @@ export interface BenchProfile {
   llama: { concurrencies: number[]; maxTokens: number; timing: LoadTiming };
   workers: WorkersPlan;
   tenants: TenantsPlan;
+  fleet: FleetPlan;
 }
 
 /** The default run: under three minutes on a 2-vCPU machine. */
@@ -178,6 +181,26 @@ export const FULL_PROFILE: BenchProfile = {
     timing: { warmupMs: 1000, measureMs: 8000 },
     scheduler: { waiting: 10_000, tenants: 100, operations: 200_000 },
   },
+  fleet: {
+    maxRunning: 4,
+    metricsIntervalMs: 100,
+    swamped: {
+      outsideStreams: 16,
+      outside: { tokens: 100, intervalMs: 10 },
+      requests: 48,
+      concurrency: 6,
+      answer: { tokens: 20, intervalMs: 10 },
+    },
+    tenants: {
+      maxRunning: 2,
+      noisyRequests: 40,
+      noisy: { tokens: 100, intervalMs: 20 },
+      quietRequests: 16,
+      quietDelayMs: 2000,
+      quietThinkMs: 500,
+      quiet: { tokens: 10, intervalMs: 20 },
+    },
+  },
 };
 
 /** `--quick`: the same scenarios, smaller and shorter (under a minute): a check that everything runs. */
@@ -251,6 +274,26 @@ export const QUICK_PROFILE: BenchProfile = {
     unloadedRequests: 20,
     timing: { warmupMs: 500, measureMs: 4000 },
     scheduler: { waiting: 10_000, tenants: 100, operations: 50_000 },
+  },
+  fleet: {
+    maxRunning: 4,
+    metricsIntervalMs: 100,
+    swamped: {
+      outsideStreams: 16,
+      outside: { tokens: 50, intervalMs: 10 },
+      requests: 24,
+      concurrency: 6,
+      answer: { tokens: 10, intervalMs: 10 },
+    },
+    tenants: {
+      maxRunning: 2,
+      noisyRequests: 40,
+      noisy: { tokens: 60, intervalMs: 10 },
+      quietRequests: 6,
+      quietDelayMs: 1000,
+      quietThinkMs: 250,
+      quiet: { tokens: 5, intervalMs: 10 },
+    },
   },
 };
 

@@ -6,6 +6,7 @@ import type { MultiTurnResults } from './multi-turn.js';
 import type { StoredResponsesResults } from './responses-store-load.js';
 import type { LatencyResult, NonStreamingResult, StreamingResult } from './streaming-load.js';
 import type { TenantsResults } from './tenants-scenario.js';
+import type { FleetResults } from './fleet-scenario.js';
 import type { WorkersResults } from './workers-scenario.js';
 
 /** Target labels used in every scenario's rows. */
@@ -39,4 +40,5 @@ export interface BenchResults {
   llama?: { available: true; model: string; results: StreamingResult[] } | { available: false; reason: string };
   workers?: WorkersResults;
   tenants?: TenantsResults;
+  fleet?: FleetResults;
 }

@@ -4,6 +4,7 @@ import { renderAgent, renderPause } from './agent-report.js';
 import { renderApiScenarios } from './api-report.js';
 import { renderStoredResponses } from './responses-store-report.js';
 import { renderTenants } from './tenants-report.js';
+import { renderFleet } from './fleet-scenario.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
 import type { RequestCostRow } from './workers-scenario.js';
@@ -445,6 +446,11 @@ errors: ${Object.entries(run.failures)
   if (results.tenants) {
     const { title, body } = renderTenants(results.tenants);
     section(title, body);
+  }
+
+  if (results.fleet) {
+    const [title, ...body] = renderFleet(results.fleet);
+    section(title, body.join('\n').trim());
   }
 
   const quick = results.profile === 'quick' ? ' (a --quick run: indicative only)' : '';

@@ -9,6 +9,7 @@ import { measureAgentTurns } from './agent-scenario.js';
 import { measurePauses } from './pause-scenario.js';
 import { runApiScenarios } from './api-scenario-runs.js';
 import { runFailover } from './failover-scenario.js';
+import { runFleet } from './fleet-scenario.js';
 import type { ChildServer } from './child-server.js';
 import {
   benchModels,
@@ -262,6 +263,8 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
     if (wants('workers')) results.workers = await runWorkers(stack, profile.workers, progress);
 
     if (wants('tenants')) results.tenants = await runTenants(stack, profile.tenants, progress);
+
+    if (wants('fleet')) results.fleet = await runFleet(stack, profile.fleet, progress);
   } finally {
     await stack.dispose();
   }

@@ -13,6 +13,8 @@ const USAGE = `Usage: node dist/apps/mock-upstream/main.js [options]
   --token-interval-ms N    delay between chunks
   --chunks-per-write N     without a delay: chunks written together before a 1 ms pause
                            (default 16; 1: each chunk its own write, one per event-loop turn)
+  --max-running N          run at most N requests at once, the rest waiting first come, first
+                           served, as vLLM's max_num_seqs (default 0: no limit)
   --tokens N               answer N times --word instead of echoing the last user message
   --word W                 the word of --tokens (default "token")
   --reasoning TEXT         stream TEXT as reasoning first
@@ -39,6 +41,7 @@ const { values } = parseArgs({
     'prefix-cache-tokens': { type: 'string' },
     'token-interval-ms': { type: 'string' },
     'chunks-per-write': { type: 'string' },
+    'max-running': { type: 'string' },
     tokens: { type: 'string' },
     word: { type: 'string' },
     reasoning: { type: 'string' },
@@ -101,6 +104,7 @@ const behaviour: Partial<MockBehaviour> = Object.fromEntries(
     prefixCacheTokens: count('prefix-cache-tokens', values['prefix-cache-tokens']),
     tokenIntervalMs: count('token-interval-ms', values['token-interval-ms']),
     chunksPerWrite: count('chunks-per-write', values['chunks-per-write']),
+    maxRunning: count('max-running', values['max-running']),
     tokens: count('tokens', values.tokens),
     word: values.word,
     reasoning: values.reasoning,

@@ -37,6 +37,8 @@ export interface MockReplyContext {
   failureMessage: string;
   /** A `/v1/completions` request: answered as `text_completion` (no role chunk, `text` for `delta`). */
   completion?: boolean;
+  /** Resolves when the server's scheduler lets the request run (after its headers, as vLLM streams). */
+  scheduled?: () => Promise<void>;
 }
 
 export const EMPTY_PROMPT_ANSWER = 'Hello from the mock upstream';

@@ -64,6 +64,13 @@ export interface MockBehaviour {
   maxModelLen?: number;
   /** `GET /health` answers 503. */
   unhealthy: boolean;
+  /**
+   * Requests the server runs at once, the rest waiting first come, first served (vLLM's
+   * `max_num_seqs`); 0: no limit. The server's, not a request's (see mock-scheduler.ts).
+   */
+  maxRunning: number;
+  /** `GET /metrics` misbehaves: answers 404 (`missing`), text that is no exposition (`garbage`), or never (`slow`). */
+  metricsFailure?: 'missing' | 'garbage' | 'slow';
 }
 
 export const DEFAULT_BEHAVIOUR: MockBehaviour = {
@@ -77,6 +84,7 @@ export const DEFAULT_BEHAVIOUR: MockBehaviour = {
   failureStatus: 500,
   failAfterTokens: 0,
   unhealthy: false,
+  maxRunning: 0,
 };
 
 export const BEHAVIOUR_HEADER = 'x-mock-behaviour';

@@ -36,6 +36,7 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
 
   response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   response.flushHeaders();
+  await context.scheduled?.();
   await sleep(behaviour.prefillMs, undefined, { signal });
   context.onDecoding();
   if (!context.completion)

@@ -5,6 +5,8 @@ import { BEHAVIOUR_HEADER, behaviourFor, DEFAULT_BEHAVIOUR, type MockBehaviour }
 import { answerJson, mockError, sendJson } from './mock-chat-json.js';
 import { streamAnswer } from './mock-chat-stream.js';
 import { MockPrefixCache, planPrefill, PrefillLane } from './mock-prefix-cache.js';
+import { MockScheduler } from './mock-scheduler.js';
+import { answerMetrics } from './mock-metrics.js';
 import { answerTokenize } from './mock-tokenize.js';
 import { answerPooling, MOCK_POOLING_ROUTES, type MockPoolingRoute } from './mock-pooling.js';
 
@@ -78,6 +80,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
   let sequence = 0;
   const prefixCache = new MockPrefixCache();
   const prefillLane = new PrefillLane();
+  const scheduler = new MockScheduler(() => behaviour.maxRunning);
   const state: MockState = {
     received: [],
     openRequests: 0,
@@ -137,7 +140,9 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
       waiting = false;
     };
     const abort = new AbortController();
+    let release: (() => void) | undefined;
     response.once('close', () => {
+      release?.();
       onDecoding();
       state.openRequests -= 1;
       if (response.writableFinished) state.completedRequests += 1;
@@ -166,8 +171,11 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
       },
       failureMessage,
       completion,
+      scheduled: async () => {
+        release = await scheduler.admit(abort.signal);
+      },
     };
-    if (body.stream !== true) return answerJson(common);
+    if (body.stream !== true) return common.scheduled().then(() => answerJson(common));
     const streamOptions = (body.stream_options ?? {}) as { include_usage?: boolean; continuous_usage_stats?: boolean };
     const includeUsage = streamOptions.include_usage === true;
     await streamAnswer({
@@ -239,9 +247,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
       state.healthChecks += 1;
       response.writeHead(behaviour.unhealthy ? 503 : 200).end();
     } else if (route === 'GET /metrics') {
-      response
-        .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
-        .end(metricsText(modelName, state, prefixCache));
+      answerMetrics(response, behaviour, { model: modelName, state, prefixCache, maxRunning: behaviour.maxRunning });
     } else {
       sendJson(response, 404, mockError(404, `No route ${route}`));
     }
@@ -312,32 +318,6 @@ function failureMessageOf(
     default:
       return base;
   }
-}
-
-function metricsText(model: string, state: MockState, prefixCache: MockPrefixCache): string {
-  const sample = (type: 'gauge' | 'counter', name: string, help: string, value: number) =>
-    `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}{model_name="${model}"} ${value.toFixed(1)}\n`;
-  return (
-    sample(
-      'gauge',
-      'vllm:num_requests_running',
-      'Number of requests in model execution batches.',
-      state.openRequests - state.waitingRequests,
-    ) +
-    sample('gauge', 'vllm:num_requests_waiting', 'Number of requests waiting to be processed.', state.waitingRequests) +
-    sample(
-      'counter',
-      'vllm:prefix_cache_queries_total',
-      'Prefix cache queries, in terms of number of queried tokens.',
-      prefixCache.queries,
-    ) +
-    sample(
-      'counter',
-      'vllm:prefix_cache_hits_total',
-      'Prefix cache hits, in terms of number of cached tokens.',
-      prefixCache.hits,
-    )
-  );
 }
 
 /** A `/v1/completions` body as the chat request the mock plans its answer from. */

@@ -1,4 +1,5 @@
 import { Observable, Subject, type SchedulerLike, asyncScheduler } from 'rxjs';
+import type { DispatchGate } from '../engine/dispatch-gate.js';
 import { EngineError } from '../engine/engine-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { defaultClaim, type AdmissionClaim, type QueueOrder } from './admission-claim.js';
@@ -36,6 +37,8 @@ export class AdmissionQueue implements ModelAdmission {
   private runningCount = 0;
   private readonly line: FairQueue;
   private readonly waitsSubject = new Subject<QueueWait>();
+  private gate?: DispatchGate;
+  private stopListening?: () => void;
 
   /**
    * One record per request that reached `run`, when its wait ends: admitted (its queue time),
@@ -65,6 +68,24 @@ export class AdmissionQueue implements ModelAdmission {
     this.currentLimits = limits;
     this.line.setOrder(limits.order ?? 'fair');
     this.admitNext();
+  }
+
+  /**
+   * The engine's word on room (docs/engines.md#saturation): while it says none, requests wait in
+   * line even with free slots, and each reading that may show room releases the next in line,
+   * one at a time, for as long as the gate still says so. Undefined: slots alone decide.
+   */
+  setGate(gate: DispatchGate | undefined): void {
+    if (gate === this.gate) return;
+    this.stopListening?.();
+    this.gate = gate;
+    this.stopListening = gate?.onRoom(() => this.admitNext());
+    this.admitNext();
+  }
+
+  /** Requests may be held for the engine's room: they are placed and charged as in a contended queue. */
+  get gated(): boolean {
+    return this.gate !== undefined;
   }
 
   get running(): number {
@@ -120,8 +141,8 @@ export class AdmissionQueue implements ModelAdmission {
         },
       };
 
-      const bounded = Number.isFinite(this.currentLimits.maxConcurrency);
-      if (this.runningCount < this.currentLimits.maxConcurrency && this.line.size === 0) {
+      const bounded = Number.isFinite(this.currentLimits.maxConcurrency) || this.gate !== undefined;
+      if (this.runningCount < this.currentLimits.maxConcurrency && this.line.size === 0 && this.hasRoom()) {
         // A model that never queues has no service to share: nothing to charge.
         if (bounded) this.line.admitNow(waiter);
         waiter.admit();
@@ -156,10 +177,15 @@ export class AdmissionQueue implements ModelAdmission {
   }
 
   private admitNext(): void {
-    while (this.runningCount < this.currentLimits.maxConcurrency) {
+    while (this.runningCount < this.currentLimits.maxConcurrency && this.line.size > 0 && this.hasRoom()) {
       const next = this.line.dequeue() as Waiter | undefined;
       if (next === undefined) return;
       next.admit();
     }
+  }
+
+  /** Admitting one more now would find room in the engine (always, without a gate). */
+  private hasRoom(): boolean {
+    return this.gate?.hasRoom() ?? true;
   }
 }

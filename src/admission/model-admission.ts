@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { DispatchGate } from '../engine/dispatch-gate.js';
 import type { AdmissionClaim } from './admission-claim.js';
 import type { AdmissionLimits, QueueWait } from './admission-queue.js';
 
@@ -35,6 +36,13 @@ export interface ModelAdmission {
   reserve(model: string, claim?: AdmissionClaim): AdmissionTicket | Promise<AdmissionTicket>;
   /** New limits from a reloaded configuration; requests already holding a place keep it. */
   setLimits(limits: AdmissionLimits): void;
+  /**
+   * The engine's word on room: requests wait in line while it says none (an HTTP model's
+   * `saturation`). An admission that cannot hold for it leaves this out.
+   */
+  setGate?(gate: DispatchGate | undefined): void;
+  /** Requests may be held for the engine's room (their claims are then estimated and charged). */
+  readonly gated?: boolean;
 }
 
 /** Makes each model's admission: in this process by default, through the primary in a worker. */

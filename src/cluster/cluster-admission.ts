@@ -2,6 +2,7 @@ import { Observable, Subject, merge } from 'rxjs';
 import type { AdmissionClaim } from '../admission/admission-claim.js';
 import { AdmissionQueue, type AdmissionLimits, type QueueWait } from '../admission/admission-queue.js';
 import { AdmissionCoordinator, type AdmissionTicket, type ModelAdmission } from '../admission/model-admission.js';
+import type { DispatchGate } from '../engine/dispatch-gate.js';
 import { EngineError } from '../engine/engine-error.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ChannelClosedError, type IpcChannel } from './ipc-channel.js';
@@ -110,9 +111,25 @@ class ClusterModelAdmission implements ModelAdmission {
     this.local.setLimits(limits);
   }
 
+  /** The engine's room is this worker's to judge: held requests wait in the worker's own queue. */
+  setGate(gate: DispatchGate | undefined): void {
+    this.local.setGate(gate);
+  }
+
+  get gated(): boolean {
+    return this.local.gated;
+  }
+
   reserve(model: string, claim?: AdmissionClaim): AdmissionTicket | Promise<AdmissionTicket> {
     if (!Number.isFinite(this.current.maxConcurrency)) return this.local.reserve(model, claim);
-    return this.coordinator.reserve(model, this.current, this.tally, claim);
+    const remote = this.coordinator.reserve(model, this.current, this.tally, claim);
+    if (!this.local.gated) return remote;
+    // The instance's slot first, then the engine's room (docs/engines.md#saturation): a slot is held while room is awaited.
+    const local = this.local;
+    return remote.then((ticket): AdmissionTicket => ({
+      run: <T>(work$: Observable<T>, onAdmitted?: () => void) => ticket.run(local.run(work$, onAdmitted, claim)),
+      release: () => ticket.release(),
+    }));
   }
 }
 

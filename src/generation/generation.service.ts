@@ -117,7 +117,7 @@ export class GenerationService {
       traceHeaders: telemetry.traceHeaders,
       onResume: (resume) => telemetry.markResumed(resume),
     };
-    const contended = Number.isFinite(model.admission.limits.maxConcurrency);
+    const contended = Number.isFinite(model.admission.limits.maxConcurrency) || model.admission.gated === true;
     const claim = tenantClaim(tenant, limited, options.background === true, contended);
     const produced = nothingProduced();
     const engine$ = options.work ? options.work(model.engine, traced) : model.engine.generate(traced);

@@ -5,6 +5,7 @@ import { LocalAdmission } from '../admission/local-admission.js';
 import type { AdmissionCoordinator, ModelAdmission } from '../admission/model-admission.js';
 import { canonicalJson } from '../config/config-changes.js';
 import type { ModelConfig } from '../config/model-config.js';
+import { hasDispatchGate } from '../engine/dispatch-gate.js';
 import type { InferenceEngine } from '../engine/inference-engine.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { startEngine, type EngineFactory } from './engine-start.js';
@@ -184,6 +185,8 @@ export class ModelRegistry {
       admission = this.coordinator.admissionFor(config.name, limits);
       this.admissions.set(config.name, admission);
     }
+    // The engine's word on room (an HTTP model's saturation) gates its admission; a new engine brings its own.
+    admission.setGate?.(hasDispatchGate(slot.engine) ? slot.engine.dispatchGate() : undefined);
     return new ModelRuntime(config, slot, admission);
   }
 

@@ -2,10 +2,10 @@ import { Logger } from '@nestjs/common';
 import { Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
 import type { HttpModelConfig } from './http-model-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
-import { EngineError } from '../../engine/engine-error.js';
 import { ACCEPTED, countersAsAck, countersOf, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
+import type { DispatchGate, GatedEngine } from '../../engine/dispatch-gate.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
 import type * as Pooling from '../../engine/pooling.js';
 import { UpstreamPooling } from './upstream-pooling.js';
@@ -13,6 +13,8 @@ import { AffinityRouter } from './affinity-router.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
 import { FailoverCounters, type ResumeCount } from './failover-counters.js';
+import { engineFiguresOf, fleetLoadFor, type FleetLoadParts, type ReplicaEngineFigures } from './fleet-load-wiring.js';
+import { exhaustedError } from './fleet-messages.js';
 import { HealthChecker } from './health-checker.js';
 import type { ProbeResult } from './health-probe.js';
 import { cutError, MidStreamFailover, type Continuation, type ResumeFailure } from './mid-stream-failover.js';
@@ -47,7 +49,7 @@ import { countUpstreamPromptTokens } from './upstream-token-count.js';
  * json`, the default: the cheapest for both sides) or streamed and collected (`stream`); either
  * way it goes through the same decoder, retries and timeouts.
  */
-export class HttpEngine extends InferenceEngine implements ReadinessDetails {
+export class HttpEngine extends InferenceEngine implements ReadinessDetails, GatedEngine {
   private readonly logger = new Logger('HttpEngine');
   private readonly pool: ReplicaPool;
   private readonly affinity?: AffinityRouter;
@@ -58,6 +60,8 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private readonly failoverPolicy: MidStreamFailoverConfig;
   private readonly failoverCounters = new FailoverCounters();
   private readonly pooling: UpstreamPooling;
+  /** The engines' own state, when read (`load-aware`, `saturation`, `engineMetrics`). */
+  private readonly fleetLoad?: FleetLoadParts;
 
   constructor(private readonly config: HttpModelConfig) {
     super();
@@ -75,6 +79,8 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       ...Object.values(config.headers ?? {}),
       ...config.upstreams.map(passwordOf),
     ]);
+    this.fleetLoad = fleetLoadFor(config, this.pool.replicas, this.headers);
+    this.fleetLoad?.scraper.start();
     for (const replica of this.pool.replicas) {
       this.connections.set(
         replica,
@@ -87,7 +93,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     }
     this.pooling = new UpstreamPooling(this.pool, this.connections, this.headers, config.upstreamModel ?? config.name, {
       recordFailure: (replica, error) => this.recordFailure(replica, error),
-      exhausted: (tried, lastError) => this.exhausted(tried, lastError),
+      exhausted: (tried, lastError) => exhaustedError(this.config.name, this.pool.replicas.length, tried, lastError),
     });
     if (config.healthCheckIntervalMs > 0) {
       const targets = this.pool.replicas.map((replica) => ({ replica, connection: this.connections.get(replica)! }));
@@ -116,7 +122,8 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       const startedAt = performance.now();
       const attempts = new Subscription();
       const tried = new Set<Replica>();
-      const position = this.affinity ? prefixAffinityPosition(request) : undefined;
+      const routed = this.affinity ?? (this.config.routing === 'load-aware' ? this.fleetLoad?.router : undefined);
+      const position = routed ? prefixAffinityPosition(request) : undefined;
       // A whole JSON answer emits nothing before it is complete: its failures are retried as any before the first output.
       const failover =
         whole || route === 'completions' || !this.failoverPolicy.enabled
@@ -184,11 +191,11 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
         );
       };
       const pick = (excluded: ReadonlySet<Replica>) =>
-        position === undefined ? this.pool.pick(excluded) : this.affinity!.pick(position, excluded);
+        routed ? routed.pick(position!, excluded) : this.pool.pick(excluded);
       const tryNext = (lastError?: UpstreamError) => {
         const replica = pick(tried);
         if (!replica) {
-          subscriber.error(this.exhausted(tried.size, lastError));
+          subscriber.error(exhaustedError(this.config.name, this.pool.replicas.length, tried.size, lastError));
           return;
         }
         tried.add(replica);
@@ -274,6 +281,16 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     return this.failoverCounters.failureCounts();
   }
 
+  /** Under `saturation`: the gate the model's admission consults before it releases a request. */
+  dispatchGate(): DispatchGate | undefined {
+    return this.config.saturation ? this.fleetLoad?.router : undefined;
+  }
+
+  /** Each replica's engine figures from its metrics; empty when they are not read. */
+  engineFigures(): ReplicaEngineFigures[] {
+    return this.fleetLoad ? engineFiguresOf(this.fleetLoad, this.pool.replicas) : [];
+  }
+
   /** `/ready` shows each replica's state beside the model's readiness. */
   readinessDetails(): Record<string, unknown> {
     return { replicas: this.replicaStates() };
@@ -281,6 +298,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
 
   override async close(): Promise<void> {
     this.healthChecker?.stop();
+    this.fleetLoad?.scraper.stop();
     await Promise.allSettled([...this.connections.values()].map((connection) => connection.close()));
   }
 
@@ -299,6 +317,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   ): Subscription {
     replica.outstanding += 1;
     replica.requests += 1;
+    this.fleetLoad?.load.countSend(replica);
     const subscription = this.connections
       .get(replica)!
       .postChat(body, { ...traceHeaders, ...this.headers }, whole, onAccepted, route)
@@ -374,23 +393,5 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       this.logger.log(
         `${where} has no health check route (${detail}): it is served, watched by passive checks only (healthCheckPath sets the route).`,
       );
-  }
-
-  private exhausted(triedCount: number, lastError: UpstreamError | undefined): EngineError {
-    const total = this.pool.replicas.length;
-    if (!lastError) {
-      return new EngineError(
-        'unavailable',
-        `All ${total} replica${total === 1 ? '' : 's'} of model '${this.config.name}' are down (failing health checks or ejected after errors).`,
-        { code: 'upstream_unavailable' },
-      );
-    }
-    if (total === 1) return lastError;
-    // lastError's message is safe to repeat: only retryable errors get here, and they never quote the upstream.
-    return new EngineError(
-      'unavailable',
-      `All replicas of model '${this.config.name}' failed or are down (${triedCount} of ${total} tried); the last error: ${lastError.message}`,
-      { code: 'upstream_unavailable', cause: lastError },
-    );
   }
 }

@@ -19,9 +19,10 @@ import {
 } from 'class-validator';
 import { IsStringRecord } from '../../config/string-record.validator.js';
 import { ModelConfigBase } from '../../config/model-config.js';
+import { EngineMetricsConfig, LoadAwareWeightsConfig, SaturationConfig } from './engine-metrics-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
 
-export const ROUTING_POLICIES = ['least-outstanding', 'prefix-affinity'] as const;
+export const ROUTING_POLICIES = ['least-outstanding', 'prefix-affinity', 'load-aware'] as const;
 
 /** The fields Gantry writes into an upstream request itself; `disableReasoningWith` may not name them. */
 export const GANTRY_UPSTREAM_FIELDS = [
@@ -105,7 +106,9 @@ export class HttpModelConfig extends ModelConfigBase {
   /**
    * How a request picks its replica: `least-outstanding` (the fewest requests in flight; ties take
    * turns) or `prefix-affinity` (the start of the prompt hashed onto the replicas, so the turns of
-   * a conversation meet the prefix cache their earlier turns left; bounded by `routingLoadFactor`).
+   * a conversation meet the prefix cache their earlier turns left; bounded by `routingLoadFactor`)
+   * or `load-aware` (the lowest weighted score of the engines' own figures, read from their metrics,
+   * see `loadAwareWeights`).
    */
   @IsIn(ROUTING_POLICIES, { message: `routing must be one of: ${ROUTING_POLICIES.join(', ')}` })
   routing: RoutingPolicy = 'least-outstanding';
@@ -120,6 +123,27 @@ export class HttpModelConfig extends ModelConfigBase {
   @Min(1, { message: 'routingLoadFactor must be a number from 1 to 100' })
   @Max(100, { message: 'routingLoadFactor must be a number from 1 to 100' })
   routingLoadFactor: number = 1.25;
+
+  /** The weights of `routing: load-aware`. */
+  @ValidateNested()
+  @Type(() => LoadAwareWeightsConfig)
+  loadAwareWeights: LoadAwareWeightsConfig = new LoadAwareWeightsConfig();
+
+  /**
+   * Each replica's Prometheus metrics, read for its waiting and running requests and KV-cache use.
+   * Absent: read at `/metrics` every 250 ms when `routing` is `load-aware` or `saturation` is set,
+   * not at all otherwise.
+   */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => EngineMetricsConfig)
+  engineMetrics?: EngineMetricsConfig;
+
+  /** Hold requests in Gantry's queue while every replica is at or past a threshold. Absent: never held. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SaturationConfig)
+  saturation?: SaturationConfig;
 
   @IsInt()
   @Min(1)

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { HttpEngine } from '../../engines/http/http-engine.js';
 import { ModelRegistry } from '../../models/model-registry.js';
+import { registerEngineFigureMetrics } from './engine-figure-metrics.js';
 import { RouteSeries, type RouteLabels } from './route-series.js';
 import { SeriesCounter, SeriesGauge } from './series-counter-gauge.js';
 import { SeriesHistogram } from './series-histogram.js';
@@ -196,6 +197,7 @@ export class GantryMetrics {
         }
       },
     });
+    registerEngineFigureMetrics(this.registry, models);
     const fromEngines = (name: string, help: string, labelNames: string[], rows: (engine: HttpEngine) => EngineRow[]) =>
       engineCounter(this.registry, models, { name, help, labelNames }, rows);
     fromEngines(
