@@ -60,6 +60,10 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
           { name: 'healthy', ...fleet },
           breaking('breaks', { failure: 'drop', failAtTokens: [3] }),
           breaking('stalls', { failure: 'stall', failAtTokens: [3] }, { midStreamFailover: { stallTimeoutMs: 300 } }),
+          // Bytes without output: an SSE comment every 100 ms after the third token, watched by progress.
+          breaking('drips', { failure: 'drip', failAtTokens: [3] }, { midStreamFailover: { stallTimeoutMs: 300 } }),
+          // Tokens every 100 ms: eight take longer than the whole answer may.
+          breaking('too-slow', { tokenIntervalMs: 100 }, { answerTimeoutMs: 300 }),
           breaking('breaks-twice', { failure: 'drop', failAtTokens: [2, 5] }),
           breaking('keeps-breaking', { failure: 'drop', failAfterTokens: 2 }),
           breaking('errors-in-band', { failure: 'error', failureStatus: 500, failAtTokens: [4] }),
@@ -110,6 +114,7 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
   for (const [model, what] of [
     ['breaks', 'a replica that drops the connection mid-answer'],
     ['stalls', 'a replica that stalls mid-answer (stallTimeoutMs 300)'],
+    ['drips', 'a replica that drips SSE comments but no output mid-answer (stallTimeoutMs 300)'],
     ['breaks-twice', 'a continuation that fails again (the second resume)'],
     ['errors-in-band', 'an in-band error frame mid-answer'],
   ] as const) {
@@ -122,6 +127,15 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
       }
     });
   }
+
+  it('answerTimeoutMs caps the whole answer: past it, a timeout error (in-band once streaming), not a continuation', async () => {
+    for (const api of APIS) {
+      for (const stream of [true, false]) {
+        const answer = await ask('too-slow', api, stream);
+        expect(answer.error, `${api} ${stream}`).toMatch(/took longer than 300 ms in all \(answerTimeoutMs\)/);
+      }
+    }
+  });
 
   it('a replica down: streams continue on the other one, whole answers are asked again of it', async () => {
     const before = oneDown.state.abortedRequests;
@@ -216,6 +230,8 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
         .reduce((sum, sample) => sum + sample.value, 0);
     expect(resumes({ model: 'breaks', reason: 'reset' })).toBe(6);
     expect(resumes({ model: 'stalls', reason: 'stall' })).toBe(6);
+    expect(resumes({ model: 'drips', reason: 'stall' })).toBe(6);
+    expect(resumes({ model: 'too-slow' })).toBe(0);
     expect(resumes({ model: 'breaks-twice', reason: 'reset' })).toBe(12);
     expect(resumes({ model: 'errors-in-band', reason: 'error' })).toBe(6);
     expect(resumes({ model: 'one-down', replica: oneDown.url })).toBe(3);

@@ -1,5 +1,5 @@
 /** Ways the mock can misbehave; see README.md. */
-export const MOCK_FAILURES = ['status', 'drop', 'malformed', 'stall', 'error'] as const;
+export const MOCK_FAILURES = ['status', 'drop', 'malformed', 'stall', 'drip', 'error'] as const;
 export type MockFailure = (typeof MOCK_FAILURES)[number];
 
 /**
@@ -40,7 +40,7 @@ export interface MockBehaviour {
   failure?: MockFailure;
   /** The status of `status` failures and the `code` of `error` frames. */
   failureStatus: number;
-  /** Output chunks sent before a `drop`, `malformed`, `stall` or `error` failure. */
+  /** Output chunks sent before a `drop`, `malformed`, `stall`, `drip` or `error` failure. */
   failAfterTokens: number;
   /**
    * Instead of `failAfterTokens`: positions in the whole answer where it breaks. A response fails

@@ -107,6 +107,13 @@ async function injectFailure(context: MockStreamContext, write: (text: string) =
     case 'stall':
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       return;
+    case 'drip':
+      // Bytes without output: an SSE comment every 100 ms until the client leaves.
+      while (!signal.aborted) {
+        await write(': ping\n\n');
+        await sleep(100, undefined, { signal }).catch(() => undefined);
+      }
+      return;
     case 'error': {
       const error = {
         message: context.failureMessage,

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
+import { asyncScheduler, Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
 import type { HttpModelConfig } from './http-model-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
 import { EngineError } from '../../engine/engine-error.js';
@@ -8,6 +8,7 @@ import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
 import { AffinityRouter } from './affinity-router.js';
+import { answerProgress } from './answer-progress.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
 import { FailoverCounters, type ResumeCount } from './failover-counters.js';
@@ -20,7 +21,7 @@ import { secretRedactor, type Redact } from './secret-redactor.js';
 import { stallWatch } from './stall-watch.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
-import { UpstreamError, upstreamStallError } from './upstream-error.js';
+import { answerTimeoutError, UpstreamError, upstreamStallError } from './upstream-error.js';
 import { countUpstreamPromptTokens } from './upstream-token-count.js';
 
 /**
@@ -212,6 +213,9 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
         this.reportResume(request, from, next, decision, error as UpstreamError);
         send(next, JSON.stringify(decision.body), decision.startedAt);
       };
+      const capMs = this.config.answerTimeoutMs;
+      // Torn down with the attempts: the client's error ends them, as a hang-up would.
+      if (capMs > 0) attempts.add(asyncScheduler.schedule(() => subscriber.error(answerTimeoutError(capMs)), capMs));
       tryNext();
       return attempts;
     });
@@ -304,7 +308,10 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     return subscription;
   }
 
-  /** Upstream body text to events: one JSON answer, or a stream, watched for stalls when `stallTimeoutMs` is set. */
+  /**
+   * Upstream body text to events: one JSON answer, or a stream, watched for stalls when
+   * `stallTimeoutMs` is set: by its progress (output, counters that grow), not its bytes.
+   */
   private decoder(whole: boolean, startedAt: number): OperatorFunction<string, EngineEvent> {
     const options = { startedAt, redact: this.redact };
     if (whole) return decodeUpstreamJson(undefined, options);
@@ -312,8 +319,8 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
     if (stallMs === 0) return decodeUpstreamSse(undefined, options);
     return (source) =>
       source.pipe(
-        stallWatch<string>(stallMs, () => upstreamStallError(stallMs)),
         decodeUpstreamSse(undefined, options),
+        stallWatch<EngineEvent>(stallMs, () => upstreamStallError(stallMs), answerProgress),
       );
   }
 

@@ -135,6 +135,14 @@ export class HttpModelConfig extends ModelConfigBase {
   @Min(0)
   bodyTimeoutMs: number = 600_000;
 
+  /**
+   * The longest one answer may take in all, from the request to its end, retries and continuations
+   * included; past it the answer ends with a `timeout_error` (in-band once streaming). 0: no limit.
+   */
+  @IsInt()
+  @Min(0)
+  answerTimeoutMs: number = 1_800_000;
+
   /** Period of the active health check of each replica. 0: passive checks only. */
   @IsInt()
   @Min(0)

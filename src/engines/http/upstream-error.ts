@@ -86,17 +86,28 @@ export function upstreamProtocolError(message: string, cause?: unknown, cut: Cut
   return new UpstreamError('upstream', message, { retryable: true, replicaFault: true, cut, cause });
 }
 
-/** Silence past `stallTimeoutMs` once the upstream's answer began. */
+/** No progress (output, counters that grow) for `stallTimeoutMs` once the upstream's answer began. */
 export function upstreamStallError(stallTimeoutMs: number): UpstreamError {
   return new UpstreamError(
     'timeout',
-    `The upstream sent nothing for ${stallTimeoutMs} ms in the middle of its answer (stallTimeoutMs).`,
+    `The upstream's answer made no progress for ${stallTimeoutMs} ms in the middle of it (stallTimeoutMs).`,
     {
       retryable: true,
       replicaFault: true,
       cut: 'stall',
     },
   );
+}
+
+/**
+ * The answer took longer than `answerTimeoutMs` in all (retries and continuations included): the
+ * request's limit, not a replica's fault, and not continued elsewhere (that would take longer still).
+ */
+export function answerTimeoutError(answerTimeoutMs: number): UpstreamError {
+  return new UpstreamError('timeout', `The answer took longer than ${answerTimeoutMs} ms in all (answerTimeoutMs).`, {
+    retryable: false,
+    replicaFault: false,
+  });
 }
 
 /**
