@@ -3,7 +3,7 @@ import { asyncScheduler, Observable, Subscription, type Observer, type OperatorF
 import type { HttpModelConfig } from './http-model-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
 import { EngineError } from '../../engine/engine-error.js';
-import { ACCEPTED, countersAsAck, countersOf, type EngineEvent } from '../../engine/engine-event.js';
+import { ACCEPTED, countersAsAck, countersOf, RESUMING, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
@@ -211,6 +211,8 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
           return;
         }
         this.reportResume(request, from, next, decision, error as UpstreamError);
+        // The keep-alive beats again until the continuation's first output.
+        subscriber.next(RESUMING);
         send(next, JSON.stringify(decision.body), decision.startedAt);
       };
       const capMs = this.config.answerTimeoutMs;
