@@ -65,9 +65,17 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
           // Tokens every 100 ms: eight take longer than the whole answer may.
           breaking('too-slow', { tokenIntervalMs: 100 }, { answerTimeoutMs: 300 }),
           breaking('breaks-twice', { failure: 'drop', failAtTokens: [2, 5] }),
+          breaking('breaks-prefilled', { failure: 'drop', failAtTokens: [3] }),
           breaking('keeps-breaking', { failure: 'drop', failAfterTokens: 2 }),
           breaking('errors-in-band', { failure: 'error', failureStatus: 500, failAtTokens: [4] }),
           breaking('breaks-thinking', { failure: 'drop', failAtTokens: [2], reasoning: 'hmm let me see' }),
+          // Cut after its reasoning and three words, on an upstream whose R1 parser files a continuation as reasoning.
+          breaking('breaks-after-thinking', {
+            failure: 'drop',
+            failAtTokens: [5],
+            reasoning: 'hmm ok',
+            reasoningParser: 'deepseek_r1',
+          }),
           // One replica of two is down, and a whole (JSON) answer is asked of the upstream as by default.
           {
             name: 'one-down',
@@ -199,6 +207,46 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
 
     const thinking = await ask('breaks-thinking', 'chat', true);
     expect(thinking.error).toMatch(/the model was still reasoning/);
+  });
+
+  it('a continuation after the reasoning ended is answer text, whatever field the upstream files it in', async () => {
+    const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const stream = await openai.chat.completions.create({
+      model: 'breaks-after-thinking',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: PROMPT }],
+    });
+    let content = '';
+    let reasoning = '';
+    let reasoningTokens: number | undefined;
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as { content?: string; reasoning_content?: string } | undefined;
+      content += delta?.content ?? '';
+      reasoning += delta?.reasoning_content ?? '';
+      if (chunk.usage) reasoningTokens = chunk.usage.completion_tokens_details?.reasoning_tokens;
+    }
+    expect({ content, reasoning }).toEqual({ content: PROMPT, reasoning: 'hmm ok' });
+    expect(reasoningTokens).toBe(2);
+  });
+
+  it("a client's own trailing assistant prefill is joined with the partial answer: one message is continued", async () => {
+    await chatStream(gateway.url, 'breaks-prefilled', {
+      messages: [
+        { role: 'user', content: PROMPT },
+        { role: 'assistant', content: 'Sure: ' },
+      ],
+    });
+    const continued = replicas
+      .flatMap((replica) => replica.state.received)
+      .filter((request) => request.body.continue_final_message === true && request.body.model === 'breaks-prefilled');
+    expect(continued.length).toBeGreaterThan(0);
+    // The mock echoes from the start again after the prefill, so a second continuation may follow.
+    expect(continued.map((request) => request.body.messages)).toContainEqual([
+      { role: 'user', content: PROMPT },
+      { role: 'assistant', content: 'Sure: one two three' },
+    ]);
+    for (const request of continued) expect(request.body.messages).toHaveLength(2);
   });
 
   it('reasoning the client is not shown (Messages without thinking) is not output: an answer cut during it is retried whole, with no error', async () => {

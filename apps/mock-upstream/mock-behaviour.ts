@@ -37,6 +37,12 @@ export interface MockBehaviour {
   reasoning?: string;
   /** The delta field reasoning travels in: vLLM's `reasoning` or llama.cpp's `reasoning_content`. */
   reasoningField: 'reasoning' | 'reasoning_content';
+  /**
+   * `deepseek_r1`: as vLLM's DeepSeek-R1 reasoning parser, output that never closes a think block
+   * is reasoning: an answer with no reasoning of its own (a continuation) streams its content in
+   * `reasoningField`.
+   */
+  reasoningParser?: 'deepseek_r1';
   failure?: MockFailure;
   /** The status of `status` failures and the `code` of `error` frames. */
   failureStatus: number;

@@ -40,6 +40,9 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
   await chunk('{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}');
 
   const failAt = failurePoint(behaviour, answer.offset);
+  // No think block was closed: the R1 parser files every content step as reasoning.
+  const unclosedThink =
+    behaviour.reasoningParser === 'deepseek_r1' && !answer.steps.some((step) => step.kind === 'reasoning');
   const started = performance.now();
   for (const [position, step] of answer.steps.entries()) {
     if (position === failAt) return injectFailure(context, write);
@@ -53,7 +56,10 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
       await (behaviour.chunksPerWrite === 1 ? nextTurn() : sleep(0, undefined, { signal }));
     }
     completionTokens += 1;
-    await chunk(`{"index":0,"delta":${JSON.stringify(deltaOf(step, behaviour))},"logprobs":null,"finish_reason":null}`);
+    const filed: MockStep = unclosedThink && step.kind === 'content' ? { kind: 'reasoning', text: step.text } : step;
+    await chunk(
+      `{"index":0,"delta":${JSON.stringify(deltaOf(filed, behaviour))},"logprobs":null,"finish_reason":null}`,
+    );
   }
   if (failAt !== undefined && failAt >= answer.steps.length) return injectFailure(context, write);
   await chunk(

@@ -45,14 +45,17 @@ export class ChatChunkDecoder {
   private readonly reasoningPerChunk: number;
   /** Applied to the text of an in-band error frame before it may reach a client. */
   private readonly redact: Redact;
+  /** A continuation of answer text: whatever the upstream files as reasoning is answer text (see DecoderOptions). */
+  private readonly continuesText: boolean;
 
   constructor(
     private readonly now: () => number,
     private readonly startedAt: number = now(),
-    { whole = false, redact = keepText }: { whole?: boolean; redact?: Redact } = {},
+    { whole = false, redact = keepText, continuesText = false }: DecoderOptions = {},
   ) {
-    this.reasoningPerChunk = whole ? 0 : 1;
+    this.reasoningPerChunk = whole || continuesText ? 0 : 1;
     this.redact = redact;
+    this.continuesText = continuesText;
   }
 
   /** Whether `[DONE]` arrived; later payloads are ignored. */
@@ -75,8 +78,12 @@ export class ChatChunkDecoder {
 
     const choice = firstChoiceOf(chunk.choices);
     const delta = choice?.delta;
-    const reasoning = delta ? delta.reasoning || delta.reasoning_content : undefined;
-    const content = delta?.content;
+    let reasoning = delta ? delta.reasoning || delta.reasoning_content : undefined;
+    let content = delta?.content;
+    if (this.continuesText && reasoning) {
+      content = reasoning + (content ?? '');
+      reasoning = undefined;
+    }
     const calls = delta?.tool_calls ? this.toolCallDeltas(delta.tool_calls) : undefined;
     if (choice) this.noteFinish(choice);
     const output = !!reasoning || !!content || (calls !== undefined && calls.length > 0);
@@ -171,6 +178,8 @@ export class ChatChunkDecoder {
       // A new usage object only when a counter moved: continuous usage repeats itself on most chunks.
       const changed = !sameAsUpstream(this.usage, usage, countedReasoning);
       if (changed) this.usage = toTokenUsage(usage, countedReasoning);
+      // The upstream counts as reasoning what continues the answer's text.
+      if (this.continuesText && this.usage.reasoningTokens > 0) this.usage = { ...this.usage, reasoningTokens: 0 };
       return changed || output;
     }
     if (!output) return false;
@@ -210,6 +219,18 @@ export class ChatChunkDecoder {
       cacheN: this.usage.cachedTokens,
     });
   }
+}
+
+export interface DecoderOptions {
+  /** One JSON answer: reasoning is not counted per chunk. */
+  whole?: boolean;
+  redact?: Redact;
+  /**
+   * The answer continues text (a mid-stream continuation after the answer's text began): output
+   * in a reasoning field is answer text, and no token is reasoning. vLLM's DeepSeek-R1 parser files
+   * output without a closing `</think>` as reasoning, and a continuation never repeats it.
+   */
+  continuesText?: boolean;
 }
 
 /**

@@ -165,14 +165,14 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
           subscriber.complete();
         },
       };
-      const send = (replica: Replica, payload: string, from = startedAt) => {
+      const send = (replica: Replica, payload: string, from = startedAt, continuesText = false) => {
         current = replica;
         attempts.add(
           this.attempt(
             replica,
             payload,
             { whole, traceHeaders: request.traceHeaders ?? {}, onAccepted },
-            this.decoder(whole, from),
+            this.decoder(whole, from, continuesText),
             observer,
           ),
         );
@@ -213,7 +213,8 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
         this.reportResume(request, from, next, decision, error as UpstreamError);
         // The keep-alive beats again until the continuation's first output.
         subscriber.next(RESUMING);
-        send(next, JSON.stringify(decision.body), decision.startedAt);
+        // Continued only after the answer's text began (see MidStreamFailover): what comes is text.
+        send(next, JSON.stringify(decision.body), decision.startedAt, true);
       };
       const capMs = this.config.answerTimeoutMs;
       // Torn down with the attempts: the client's error ends them, as a hang-up would.
@@ -314,8 +315,8 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
    * Upstream body text to events: one JSON answer, or a stream, watched for stalls when
    * `stallTimeoutMs` is set: by its progress (output, counters that grow), not its bytes.
    */
-  private decoder(whole: boolean, startedAt: number): OperatorFunction<string, EngineEvent> {
-    const options = { startedAt, redact: this.redact };
+  private decoder(whole: boolean, startedAt: number, continuesText: boolean): OperatorFunction<string, EngineEvent> {
+    const options = { startedAt, redact: this.redact, continuesText };
     if (whole) return decodeUpstreamJson(undefined, options);
     const stallMs = this.failoverPolicy.stallTimeoutMs;
     if (stallMs === 0) return decodeUpstreamSse(undefined, options);
