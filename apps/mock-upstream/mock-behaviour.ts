@@ -44,6 +44,11 @@ export interface MockBehaviour {
    */
   reasoningParser?: 'deepseek_r1';
   failure?: MockFailure;
+  /**
+   * A request whose last user message contains this text gets `failureStatus` before the stream,
+   * whatever `failure` says: an engine that chokes on one input (a template or input error).
+   */
+  poisonPrompt?: string;
   /** The status of `status` failures and the `code` of `error` frames. */
   failureStatus: number;
   /** Output chunks sent before a `drop`, `malformed`, `stall`, `drip` or `error` failure. */

@@ -56,6 +56,9 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   private readonly redact: Redact;
   private readonly failoverPolicy: MidStreamFailoverConfig;
   private readonly failoverCounters = new FailoverCounters();
+  /** Requests failed alike on every replica they tried, since the last log line about them (see judgeHeld). */
+  private poisonRequests = 0;
+  private poisonNotedAt = 0;
 
   constructor(private readonly config: HttpModelConfig) {
     super();
@@ -158,20 +161,35 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
           heldAck = undefined;
           if (!committed && error instanceof UpstreamError && error.retryable) tryNext(error);
           else if (committed && failover) resume(failover, error);
-          else subscriber.error(error);
+          else {
+            this.judgeHeld(held.splice(0), false);
+            subscriber.error(error);
+          }
         },
         complete: () => {
           if (heldAck) emit(heldAck);
           subscriber.complete();
         },
       };
+      // Error statuses before any output, held until the request shows whose they are (see judgeHeld).
+      const held: Array<{ replica: Replica; error: UpstreamError }> = [];
+      const onFailure = (replica: Replica, error: unknown) => {
+        if (!committed && error instanceof UpstreamError && error.status !== undefined && error.replicaFault)
+          held.push({ replica, error });
+        else this.recordFailure(replica, error);
+      };
       const send = (replica: Replica, payload: string, from = startedAt, continuesText = false) => {
         current = replica;
+        const accept = () => {
+          // Another replica took the prompt: the ones that refused it failed on their own.
+          this.judgeHeld(held.splice(0), true);
+          onAccepted();
+        };
         attempts.add(
           this.attempt(
             replica,
             payload,
-            { whole, traceHeaders: request.traceHeaders ?? {}, onAccepted },
+            { whole, traceHeaders: request.traceHeaders ?? {}, onAccepted: accept, onFailure },
             this.decoder(whole, from, continuesText),
             observer,
           ),
@@ -182,6 +200,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       const tryNext = (lastError?: UpstreamError) => {
         const replica = pick(tried);
         if (!replica) {
+          this.judgeHeld(held.splice(0), false);
           subscriber.error(this.exhausted(tried.size, lastError));
           return;
         }
@@ -286,7 +305,14 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       whole,
       traceHeaders,
       onAccepted,
-    }: { whole: boolean; traceHeaders: Record<string, string>; onAccepted: () => void },
+      onFailure,
+    }: {
+      whole: boolean;
+      traceHeaders: Record<string, string>;
+      onAccepted: () => void;
+      /** Judges the failure (see judgeHeld). */
+      onFailure: (replica: Replica, error: unknown) => void;
+    },
     decode: OperatorFunction<string, EngineEvent>,
     observer: Observer<EngineEvent>,
   ): Subscription {
@@ -299,7 +325,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       .subscribe({
         next: observer.next,
         error: (error: unknown) => {
-          this.recordFailure(replica, error);
+          onFailure(replica, error);
           observer.error(error);
         },
         complete: () => {
@@ -349,6 +375,31 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
       from: from.label,
       to: to.label,
     });
+  }
+
+  /**
+   * Error statuses a request met before any output, once it is known whose they are. Another
+   * replica took the prompt (`served`): each counts against its replica. Every replica tried
+   * answered the same status: the prompt is the likelier cause (llama.cpp and Ollama answer 5xx on
+   * template and input errors), and none counts, so one poison prompt cannot eject the fleet. With
+   * one replica tried, or statuses that differ, there is nothing to tell them apart: each counts.
+   */
+  private judgeHeld(held: Array<{ replica: Replica; error: UpstreamError }>, served: boolean): void {
+    if (held.length === 0) return;
+    const poison = !served && held.length > 1 && held.every(({ error }) => error.status === held[0].error.status);
+    if (poison) {
+      // At most one line a minute: a client may send such a prompt many times a second.
+      this.poisonRequests += 1;
+      const now = Date.now();
+      if (now - this.poisonNotedAt < 60_000) return;
+      this.poisonNotedAt = now;
+      this.logger.warn(
+        `Model '${this.config.name}': ${this.poisonRequests} request(s) failed with the same status (the latest ${held[0].error.status}) on each of the replicas they tried, before any output; not counted towards their ejection (the requests' own failures).`,
+      );
+      this.poisonRequests = 0;
+      return;
+    }
+    for (const { replica, error } of held) this.recordFailure(replica, error);
   }
 
   private recordFailure(replica: Replica, error: unknown): void {

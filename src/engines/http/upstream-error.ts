@@ -13,6 +13,8 @@ export interface UpstreamErrorTraits {
   replicaFault: boolean;
   /** Set when another replica may continue an answer this failure cut (see MidStreamFailover); absent: the request's own fault. */
   cut?: CutReason;
+  /** The HTTP status of an error answer before the stream. */
+  status?: number;
   cause?: unknown;
 }
 
@@ -21,6 +23,7 @@ export class UpstreamError extends EngineError {
   readonly retryable: boolean;
   readonly replicaFault: boolean;
   readonly cut?: CutReason;
+  readonly status?: number;
 
   constructor(kind: EngineErrorKind, message: string, traits: UpstreamErrorTraits) {
     super(kind, message, { cause: traits.cause });
@@ -28,6 +31,7 @@ export class UpstreamError extends EngineError {
     this.retryable = traits.retryable;
     this.replicaFault = traits.replicaFault;
     this.cut = traits.cut;
+    this.status = traits.status;
   }
 }
 
@@ -49,6 +53,7 @@ export function upstreamStatusError(status: number, bodyText: string, redact: Re
     retryable,
     replicaFault: status === 408 || status >= 500,
     cut: retryable ? 'status' : undefined,
+    status,
   });
 }
 
