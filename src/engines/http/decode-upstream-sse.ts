@@ -11,6 +11,8 @@ export interface UpstreamDecodeOptions {
   redact?: Redact;
   /** A continuation of answer text (see DecoderOptions). */
   continuesText?: boolean;
+  /** Told of ignored usage counts (see DecoderOptions). */
+  onBadUsage?: (message: string) => void;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface UpstreamDecodeOptions {
  */
 export function decodeUpstreamSse(
   now: () => number = () => performance.now(),
-  { startedAt, redact, continuesText }: UpstreamDecodeOptions = {},
+  { startedAt, redact, continuesText, onBadUsage }: UpstreamDecodeOptions = {},
 ): OperatorFunction<string, EngineEvent> {
   return (source) =>
     new Observable<EngineEvent>((subscriber) => {
@@ -29,7 +31,7 @@ export function decodeUpstreamSse(
       // per read, not one per chunk).
       let readAt: number | undefined;
       const clock = () => readAt ?? now();
-      const decoder = new ChatChunkDecoder(clock, startedAt ?? clock(), { redact, continuesText });
+      const decoder = new ChatChunkDecoder(clock, startedAt ?? clock(), { redact, continuesText, onBadUsage });
       const parser = createParser({
         onEvent: (message) => {
           if (subscriber.closed) return;

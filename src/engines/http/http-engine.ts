@@ -59,6 +59,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
   /** Requests failed alike on every replica they tried, since the last log line about them (see judgeHeld). */
   private poisonRequests = 0;
   private poisonNotedAt = 0;
+  private badUsageNotedAt = 0;
 
   constructor(private readonly config: HttpModelConfig) {
     super();
@@ -83,6 +84,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
           healthCheckPath: config.healthCheckPath,
           headers: this.headers,
           redact: this.redact,
+          limits: config,
         }),
       );
     }
@@ -342,7 +344,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
    * `stallTimeoutMs` is set: by its progress (output, counters that grow), not its bytes.
    */
   private decoder(whole: boolean, startedAt: number, continuesText: boolean): OperatorFunction<string, EngineEvent> {
-    const options = { startedAt, redact: this.redact, continuesText };
+    const options = { startedAt, redact: this.redact, continuesText, onBadUsage: this.onBadUsage };
     if (whole) return decodeUpstreamJson(undefined, options);
     const stallMs = this.failoverPolicy.stallTimeoutMs;
     if (stallMs === 0) return decodeUpstreamSse(undefined, options);
@@ -352,6 +354,14 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails {
         stallWatch<EngineEvent>(stallMs, () => upstreamStallError(stallMs), answerProgress),
       );
   }
+
+  /** At most one line a minute: every answer of a broken upstream would say it. */
+  private readonly onBadUsage = (message: string) => {
+    const now = Date.now();
+    if (now - this.badUsageNotedAt < 60_000) return;
+    this.badUsageNotedAt = now;
+    this.logger.warn(`Model '${this.config.name}': ${message}`);
+  };
 
   /** One log line, one count, and the request's own notice (its trace) per resume. */
   private reportResume(

@@ -116,6 +116,24 @@ export function answerTimeoutError(answerTimeoutMs: number): UpstreamError {
 }
 
 /**
+ * An upstream answer past Gantry's limits, refused before it is decoded. A `line` past
+ * `maxUpstreamLineBytes` is a malformed stream (the replica's fault; another may continue the
+ * answer); an `answer` past `maxUpstreamAnswerBytes` is this answer's size, ended in-band.
+ */
+export function upstreamOversizeError(what: 'line' | 'answer', limit: number): UpstreamError {
+  if (what === 'line')
+    return upstreamProtocolError(`The upstream sent an SSE line longer than ${limit} bytes (maxUpstreamLineBytes).`);
+  return new UpstreamError(
+    'upstream',
+    `The upstream's answer was larger than ${limit} bytes (maxUpstreamAnswerBytes).`,
+    {
+      retryable: false,
+      replicaFault: false,
+    },
+  );
+}
+
+/**
  * Transport failures (undici errors, Node socket errors) to what a client may read. `whole`: the
  * request asked for one JSON answer, whose headers come only once it is generated, so a headers
  * timeout says the generation was long, not that the replica is at fault.
