@@ -60,10 +60,22 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
           { name: 'healthy', ...fleet },
           breaking('breaks', { failure: 'drop', failAtTokens: [3] }),
           breaking('stalls', { failure: 'stall', failAtTokens: [3] }, { midStreamFailover: { stallTimeoutMs: 300 } }),
+          // Bytes without output: an SSE comment every 100 ms after the third token, watched by progress.
+          breaking('drips', { failure: 'drip', failAtTokens: [3] }, { midStreamFailover: { stallTimeoutMs: 300 } }),
+          // Tokens every 100 ms: eight take longer than the whole answer may.
+          breaking('too-slow', { tokenIntervalMs: 100 }, { answerTimeoutMs: 300 }),
           breaking('breaks-twice', { failure: 'drop', failAtTokens: [2, 5] }),
+          breaking('breaks-prefilled', { failure: 'drop', failAtTokens: [3] }),
           breaking('keeps-breaking', { failure: 'drop', failAfterTokens: 2 }),
           breaking('errors-in-band', { failure: 'error', failureStatus: 500, failAtTokens: [4] }),
           breaking('breaks-thinking', { failure: 'drop', failAtTokens: [2], reasoning: 'hmm let me see' }),
+          // Cut after its reasoning and three words, on an upstream whose R1 parser files a continuation as reasoning.
+          breaking('breaks-after-thinking', {
+            failure: 'drop',
+            failAtTokens: [5],
+            reasoning: 'hmm ok',
+            reasoningParser: 'deepseek_r1',
+          }),
           // One replica of two is down, and a whole (JSON) answer is asked of the upstream as by default.
           {
             name: 'one-down',
@@ -110,6 +122,7 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
   for (const [model, what] of [
     ['breaks', 'a replica that drops the connection mid-answer'],
     ['stalls', 'a replica that stalls mid-answer (stallTimeoutMs 300)'],
+    ['drips', 'a replica that drips SSE comments but no output mid-answer (stallTimeoutMs 300)'],
     ['breaks-twice', 'a continuation that fails again (the second resume)'],
     ['errors-in-band', 'an in-band error frame mid-answer'],
   ] as const) {
@@ -122,6 +135,15 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
       }
     });
   }
+
+  it('answerTimeoutMs caps the whole answer: past it, a timeout error (in-band once streaming), not a continuation', async () => {
+    for (const api of APIS) {
+      for (const stream of [true, false]) {
+        const answer = await ask('too-slow', api, stream);
+        expect(answer.error, `${api} ${stream}`).toMatch(/took longer than 300 ms in all \(answerTimeoutMs\)/);
+      }
+    }
+  });
 
   it('a replica down: streams continue on the other one, whole answers are asked again of it', async () => {
     const before = oneDown.state.abortedRequests;
@@ -187,6 +209,46 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
     expect(thinking.error).toMatch(/the model was still reasoning/);
   });
 
+  it('a continuation after the reasoning ended is answer text, whatever field the upstream files it in', async () => {
+    const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const stream = await openai.chat.completions.create({
+      model: 'breaks-after-thinking',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: PROMPT }],
+    });
+    let content = '';
+    let reasoning = '';
+    let reasoningTokens: number | undefined;
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as { content?: string; reasoning_content?: string } | undefined;
+      content += delta?.content ?? '';
+      reasoning += delta?.reasoning_content ?? '';
+      if (chunk.usage) reasoningTokens = chunk.usage.completion_tokens_details?.reasoning_tokens;
+    }
+    expect({ content, reasoning }).toEqual({ content: PROMPT, reasoning: 'hmm ok' });
+    expect(reasoningTokens).toBe(2);
+  });
+
+  it("a client's own trailing assistant prefill is joined with the partial answer: one message is continued", async () => {
+    await chatStream(gateway.url, 'breaks-prefilled', {
+      messages: [
+        { role: 'user', content: PROMPT },
+        { role: 'assistant', content: 'Sure: ' },
+      ],
+    });
+    const continued = replicas
+      .flatMap((replica) => replica.state.received)
+      .filter((request) => request.body.continue_final_message === true && request.body.model === 'breaks-prefilled');
+    expect(continued.length).toBeGreaterThan(0);
+    // The mock echoes from the start again after the prefill, so a second continuation may follow.
+    expect(continued.map((request) => request.body.messages)).toContainEqual([
+      { role: 'user', content: PROMPT },
+      { role: 'assistant', content: 'Sure: one two three' },
+    ]);
+    for (const request of continued) expect(request.body.messages).toHaveLength(2);
+  });
+
   it('reasoning the client is not shown (Messages without thinking) is not output: an answer cut during it is retried whole, with no error', async () => {
     // Round robin over the pair: of two requests, one starts on the replica that dies.
     for (const stream of [true, true, false, false]) {
@@ -216,6 +278,8 @@ describe('mid-stream failover: an answer cut by its replica goes on on another o
         .reduce((sum, sample) => sum + sample.value, 0);
     expect(resumes({ model: 'breaks', reason: 'reset' })).toBe(6);
     expect(resumes({ model: 'stalls', reason: 'stall' })).toBe(6);
+    expect(resumes({ model: 'drips', reason: 'stall' })).toBe(6);
+    expect(resumes({ model: 'too-slow' })).toBe(0);
     expect(resumes({ model: 'breaks-twice', reason: 'reset' })).toBe(12);
     expect(resumes({ model: 'errors-in-band', reason: 'error' })).toBe(6);
     expect(resumes({ model: 'one-down', replica: oneDown.url })).toBe(3);

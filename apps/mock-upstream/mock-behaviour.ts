@@ -1,5 +1,5 @@
 /** Ways the mock can misbehave; see README.md. */
-export const MOCK_FAILURES = ['status', 'drop', 'malformed', 'stall', 'error'] as const;
+export const MOCK_FAILURES = ['status', 'drop', 'malformed', 'stall', 'drip', 'error'] as const;
 export type MockFailure = (typeof MOCK_FAILURES)[number];
 
 /**
@@ -37,10 +37,21 @@ export interface MockBehaviour {
   reasoning?: string;
   /** The delta field reasoning travels in: vLLM's `reasoning` or llama.cpp's `reasoning_content`. */
   reasoningField: 'reasoning' | 'reasoning_content';
+  /**
+   * `deepseek_r1`: as vLLM's DeepSeek-R1 reasoning parser, output that never closes a think block
+   * is reasoning: an answer with no reasoning of its own (a continuation) streams its content in
+   * `reasoningField`.
+   */
+  reasoningParser?: 'deepseek_r1';
   failure?: MockFailure;
+  /**
+   * A request whose last user message contains this text gets `failureStatus` before the stream,
+   * whatever `failure` says: an engine that chokes on one input (a template or input error).
+   */
+  poisonPrompt?: string;
   /** The status of `status` failures and the `code` of `error` frames. */
   failureStatus: number;
-  /** Output chunks sent before a `drop`, `malformed`, `stall` or `error` failure. */
+  /** Output chunks sent before a `drop`, `malformed`, `stall`, `drip` or `error` failure. */
   failAfterTokens: number;
   /**
    * Instead of `failAfterTokens`: positions in the whole answer where it breaks. A response fails

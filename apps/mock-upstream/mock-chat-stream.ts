@@ -46,6 +46,9 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
     context.completion ? `"text":${JSON.stringify(delta.content ?? '')}` : `"delta":${JSON.stringify(delta)}`;
 
   const failAt = failurePoint(behaviour, answer.offset);
+  // No think block was closed: the R1 parser files every content step as reasoning.
+  const unclosedThink =
+    behaviour.reasoningParser === 'deepseek_r1' && !answer.steps.some((step) => step.kind === 'reasoning');
   const started = performance.now();
   for (const [position, step] of answer.steps.entries()) {
     if (position === failAt) return injectFailure(context, write);
@@ -59,7 +62,8 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
       await (behaviour.chunksPerWrite === 1 ? nextTurn() : sleep(0, undefined, { signal }));
     }
     completionTokens += 1;
-    await chunk(`{"index":0,${piece(deltaOf(step, behaviour))},"logprobs":null,"finish_reason":null}`);
+    const filed: MockStep = unclosedThink && step.kind === 'content' ? { kind: 'reasoning', text: step.text } : step;
+    await chunk(`{"index":0,${piece(deltaOf(filed, behaviour))},"logprobs":null,"finish_reason":null}`);
   }
   if (failAt !== undefined && failAt >= answer.steps.length) return injectFailure(context, write);
   await chunk(
@@ -112,6 +116,13 @@ async function injectFailure(context: MockStreamContext, write: (text: string) =
       return;
     case 'stall':
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      return;
+    case 'drip':
+      // Bytes without output: an SSE comment every 100 ms until the client leaves.
+      while (!signal.aborted) {
+        await write(': ping\n\n');
+        await sleep(100, undefined, { signal }).catch(() => undefined);
+      }
       return;
     case 'error': {
       const error = {

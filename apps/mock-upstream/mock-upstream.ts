@@ -117,7 +117,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
       );
     }
     const failureMessage = failureMessageOf(requestBehaviour, request.headers, body);
-    if (requestBehaviour.failure === 'status') {
+    if (requestBehaviour.failure === 'status' || chokesOn(requestBehaviour, body)) {
       return sendJson(
         response,
         requestBehaviour.failureStatus,
@@ -283,6 +283,14 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
     },
     close: refuseConnections,
   };
+}
+
+/** Whether the request's last user message holds the behaviour's `poisonPrompt`. */
+function chokesOn(behaviour: MockBehaviour, body: Record<string, unknown>): boolean {
+  if (!behaviour.poisonPrompt) return false;
+  const messages = (body.messages ?? []) as Array<{ role?: string; content?: unknown }>;
+  const lastUser = [...messages].reverse().find((message) => message.role === 'user');
+  return textOf(lastUser?.content).includes(behaviour.poisonPrompt);
 }
 
 /** The message of an injected failure, quoting what the behaviour says (see MockBehaviour.failureQuotes). */

@@ -71,7 +71,7 @@ describe('configuration', () => {
     expect((parseConfig({ models: [fleet] }).models[0] as HttpModelConfig).midStreamFailover).toEqual({
       enabled: true,
       maxResumes: 2,
-      stallTimeoutMs: 0,
+      stallTimeoutMs: 15_000,
     });
     expect(
       (parseConfig({ models: [{ ...fleet, midStreamFailover: { stallTimeoutMs: 300 } }] }).models[0] as HttpModelConfig)

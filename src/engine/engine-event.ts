@@ -2,7 +2,7 @@
  * What an engine emits while it generates: a small tagged union that every engine maps its own
  * wire or API onto, and every protocol encoder reads (N engines + M protocols = N + M mappers).
  *
- * Order: at most one `accepted` first, zero or more `ack`s and deltas, then exactly one `done`;
+ * Order: at most one `accepted` first, zero or more `ack`s, deltas and `resuming`s, then exactly one `done`;
  * failures are RxJS errors carrying an EngineError.
  *
  * Running counters (usage and timings, the totals so far) come on an `ack`, or on the output
@@ -12,7 +12,8 @@
  * one that drops a piece passes its counters on as an ack (`countersAsAck`). The first counters
  * mark the end of prefill.
  */
-export type EngineEvent = AcceptedEvent | AckEvent | TextDelta | ReasoningDelta | ToolCallDelta | DoneEvent;
+export type EngineEvent =
+  AcceptedEvent | AckEvent | TextDelta | ReasoningDelta | ToolCallDelta | ResumingEvent | DoneEvent;
 
 /**
  * The engine has taken the request on: an upstream's 2xx response headers arrived, a local prompt
@@ -28,6 +29,17 @@ export interface AcceptedEvent {
 
 /** An acceptance that knows no counts yet. */
 export const ACCEPTED: AcceptedEvent = Object.freeze({ type: 'accepted' });
+
+/**
+ * The answer was cut after its output began and goes on elsewhere (the HTTP engine's mid-stream
+ * failover): its output pauses while the continuation is prefilled, and the keep-alive beats
+ * again until the next output (shared/design.md's rule 8). Not output; nothing a client sees.
+ */
+export interface ResumingEvent {
+  type: 'resuming';
+}
+
+export const RESUMING: ResumingEvent = Object.freeze({ type: 'resuming' });
 
 /** One engine step finished. An ack may come without a delta (a parser still holds text back). */
 export interface AckEvent {

@@ -110,7 +110,7 @@ export class GenerationTelemetry {
     } else if (event.type === 'done') {
       this.usage = event.usage;
       this.finishReason = event.finishReason;
-    } else if (event.type !== 'accepted') {
+    } else if (event.type !== 'accepted' && event.type !== 'resuming') {
       // An output piece, with the counters when it carries them.
       if (event.usage !== undefined) this.usage = event.usage;
       if (!isOutput(event)) return;

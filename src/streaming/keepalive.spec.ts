@@ -3,11 +3,12 @@ import { TestScheduler, type RunHelpers } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { keepalive } from './keepalive.js';
 
-type Item = { type: 'ack' | 'out' };
+type Item = { type: 'ack' | 'out' | 'pause' };
 
 const values: Record<string, Item | string> = {
   a: { type: 'ack' },
   o: { type: 'out' },
+  p: { type: 'pause' },
   b: 'beat',
 };
 
@@ -18,7 +19,37 @@ function scheduler(): TestScheduler {
 const beatEvery = (intervalMs: number, testScheduler: TestScheduler) =>
   keepalive<Item, string>({ intervalMs, isOutput: (item) => item.type === 'out', beat: () => 'beat' }, testScheduler);
 
+const beatThroughPauses = (intervalMs: number, testScheduler: TestScheduler) =>
+  keepalive<Item, string>(
+    {
+      intervalMs,
+      isOutput: (item) => item.type === 'out',
+      isPause: (item) => item.type === 'pause',
+      beat: (n) => `beat ${n}`,
+    },
+    testScheduler,
+  );
+
 describe('keepalive()', () => {
+  it('beats again after a pause (a continuation waiting for its first token), from a fresh interval, until the next output', () => {
+    const ts = scheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const source = cold<Item>('4ms o 1ms p 7ms o 5ms o|', values as Record<string, Item>);
+      const beats = { ...values, x: 'beat 0', y: 'beat 1', z: 'beat 2' };
+      expectObservable(source.pipe(beatThroughPauses(3, ts))).toBe('3ms x 0ms o 1ms p 2ms y 2ms z 1ms o 5ms o|', beats);
+    });
+  });
+
+  it('a pause before any output changes nothing; without isPause a pause never starts the beats', () => {
+    const ts = scheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const source = cold<Item>('1ms p 3ms o 1ms p 7ms o|', values as Record<string, Item>);
+      const beats = { ...values, x: 'beat 0', y: 'beat 1', z: 'beat 2' };
+      expectObservable(source.pipe(beatThroughPauses(3, ts))).toBe('1ms p 1ms x 1ms o 1ms p 2ms y 2ms z 1ms o|', beats);
+      expectObservable(source.pipe(beatEvery(3, ts))).toBe('1ms p 1ms b 1ms o 1ms p 7ms o|', values);
+    });
+  });
+
   it('beats every interval while the source is silent', () => {
     const ts = scheduler();
     ts.run(({ cold, expectObservable }) => {

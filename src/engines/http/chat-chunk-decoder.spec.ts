@@ -44,7 +44,7 @@ function outputsAndCounters(events: EngineEvent[]) {
 }
 
 function withoutCounters(event: EngineEvent): EngineEvent {
-  const { usage: _usage, timings: _timings, ...rest } = event as EngineEvent & { timings?: unknown };
+  const { usage: _usage, timings: _timings, ...rest } = event as EngineEvent & { usage?: unknown; timings?: unknown };
   return rest as EngineEvent;
 }
 

@@ -2,7 +2,13 @@ import type { EngineEvent, FinishReason, Timings, TokenUsage, ToolCallDelta } fr
 import { makeTimings, ZERO_USAGE } from '../../engine/engine-event.js';
 import { readContentChunk } from './content-chunk-shortcut.js';
 import { mapUpstreamFinishReason } from './map-upstream-finish-reason.js';
-import type { UpstreamChoice, UpstreamChunk, UpstreamToolCallDelta, UpstreamUsage } from './upstream-chunk.js';
+import type {
+  UpstreamChoice,
+  UpstreamChunk,
+  UpstreamDelta,
+  UpstreamToolCallDelta,
+  UpstreamUsage,
+} from './upstream-chunk.js';
 import { keepText, type Redact } from './secret-redactor.js';
 import { upstreamFrameError, upstreamProtocolError } from './upstream-error.js';
 
@@ -45,14 +51,20 @@ export class ChatChunkDecoder {
   private readonly reasoningPerChunk: number;
   /** Applied to the text of an in-band error frame before it may reach a client. */
   private readonly redact: Redact;
+  /** A continuation of answer text: whatever the upstream files as reasoning is answer text (see DecoderOptions). */
+  private readonly continuesText: boolean;
+  private readonly onBadUsage: (message: string) => void;
+  private toldBadUsage = false;
 
   constructor(
     private readonly now: () => number,
     private readonly startedAt: number = now(),
-    { whole = false, redact = keepText }: { whole?: boolean; redact?: Redact } = {},
+    { whole = false, redact = keepText, continuesText = false, onBadUsage = () => {} }: DecoderOptions = {},
   ) {
-    this.reasoningPerChunk = whole ? 0 : 1;
+    this.onBadUsage = onBadUsage;
+    this.reasoningPerChunk = whole || continuesText ? 0 : 1;
     this.redact = redact;
+    this.continuesText = continuesText;
   }
 
   /** Whether `[DONE]` arrived; later payloads are ignored. */
@@ -75,8 +87,13 @@ export class ChatChunkDecoder {
 
     const choice = firstChoiceOf(chunk.choices);
     const delta = choice?.delta ?? (typeof choice?.text === 'string' ? { content: choice.text } : undefined);
-    const reasoning = delta ? delta.reasoning || delta.reasoning_content : undefined;
-    const content = delta?.content;
+    if (delta) checkDeltaTypes(delta);
+    let reasoning = delta ? delta.reasoning || delta.reasoning_content : undefined;
+    let content = delta?.content;
+    if (this.continuesText && reasoning) {
+      content = reasoning + (content ?? '');
+      reasoning = undefined;
+    }
     const calls = delta?.tool_calls ? this.toolCallDeltas(delta.tool_calls) : undefined;
     if (choice) this.noteFinish(choice);
     const output = !!reasoning || !!content || (calls !== undefined && calls.length > 0);
@@ -85,7 +102,7 @@ export class ChatChunkDecoder {
       this.firstOutputAt ??= at;
       this.lastOutputAt = at;
     }
-    const counted = this.count(output, !!reasoning, chunk.usage);
+    const counted = this.count(output, !!reasoning, chunk.usage && this.checkedUsage(chunk.usage));
     const timed = this.readTimings(chunk.timings);
     if (!output) return counted || timed ? [{ type: 'ack', usage: this.usage, timings: this.timings() }] : NONE;
     // The first piece carries the counters; content alone (nearly every chunk) is one event.
@@ -121,6 +138,28 @@ export class ChatChunkDecoder {
       finishReason: this.finishReason ?? 'stop',
       stopSequence: this.stopSequence,
       usage: this.usage,
+    };
+  }
+
+  /**
+   * The usage with every count that is not a plausible token count (a non-negative integer below
+   * MAX_TOKEN_COUNT) left out, as if the upstream had not sent it; told once per answer.
+   */
+  private checkedUsage(usage: UpstreamUsage): UpstreamUsage {
+    const prompt = usage.prompt_tokens;
+    const completion = usage.completion_tokens;
+    const cached = usage.prompt_tokens_details?.cached_tokens;
+    const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+    if (isCount(prompt) && isCount(completion) && isCount(cached) && isCount(reasoning)) return usage;
+    if (!this.toldBadUsage) {
+      this.toldBadUsage = true;
+      this.onBadUsage('The upstream reported usage counts that are not token counts; they are ignored.');
+    }
+    return {
+      prompt_tokens: isCount(prompt) ? prompt : undefined,
+      completion_tokens: isCount(completion) ? completion : undefined,
+      prompt_tokens_details: isCount(cached) ? usage.prompt_tokens_details : undefined,
+      completion_tokens_details: isCount(reasoning) ? usage.completion_tokens_details : undefined,
     };
   }
 
@@ -171,6 +210,8 @@ export class ChatChunkDecoder {
       // A new usage object only when a counter moved: continuous usage repeats itself on most chunks.
       const changed = !sameAsUpstream(this.usage, usage, countedReasoning);
       if (changed) this.usage = toTokenUsage(usage, countedReasoning);
+      // The upstream counts as reasoning what continues the answer's text.
+      if (this.continuesText && this.usage.reasoningTokens > 0) this.usage = { ...this.usage, reasoningTokens: 0 };
       return changed || output;
     }
     if (!output) return false;
@@ -210,6 +251,51 @@ export class ChatChunkDecoder {
       cacheN: this.usage.cachedTokens,
     });
   }
+}
+
+export interface DecoderOptions {
+  /** One JSON answer: reasoning is not counted per chunk. */
+  whole?: boolean;
+  redact?: Redact;
+  /**
+   * The answer continues text (a mid-stream continuation after the answer's text began): output
+   * in a reasoning field is answer text, and no token is reasoning. vLLM's DeepSeek-R1 parser files
+   * output without a closing `</think>` as reasoning, and a continuation never repeats it.
+   */
+  continuesText?: boolean;
+  /** Told (once per answer) of usage counts that were ignored, being no token counts. */
+  onBadUsage?: (message: string) => void;
+}
+
+/** No context holds two billion tokens: a count past it is garbage (1e308 would lock a tenant out). */
+const MAX_TOKEN_COUNT = 2 ** 31 - 1;
+
+/** Absent, or a plausible token count. */
+function isCount(value: unknown): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    (Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_TOKEN_COUNT)
+  );
+}
+
+/** Text fields that are not strings (or null) would reach clients as `[object Object]`: a malformed chunk. */
+function checkDeltaTypes(delta: UpstreamDelta): void {
+  const text = (value: unknown) => value === undefined || value === null || typeof value === 'string';
+  let ok = text(delta.content) && text(delta.reasoning) && text(delta.reasoning_content);
+  if (ok && delta.tool_calls !== undefined && delta.tool_calls !== null) {
+    ok =
+      Array.isArray(delta.tool_calls) &&
+      delta.tool_calls.every(
+        (call) =>
+          typeof call === 'object' &&
+          call !== null &&
+          text(call.id) &&
+          text(call.function?.name) &&
+          text(call.function?.arguments),
+      );
+  }
+  if (!ok) throw upstreamProtocolError('The upstream sent a chunk whose text is not a string.');
 }
 
 /**

@@ -13,11 +13,11 @@ import type { UpstreamChunk } from './upstream-chunk.js';
  */
 export function decodeUpstreamJson(
   now: () => number = () => performance.now(),
-  { startedAt, redact }: UpstreamDecodeOptions = {},
+  { startedAt, redact, onBadUsage }: UpstreamDecodeOptions = {},
 ): OperatorFunction<string, EngineEvent> {
   return (source) =>
     new Observable<EngineEvent>((subscriber) => {
-      const decoder = new ChatChunkDecoder(now, startedAt ?? now(), { whole: true, redact });
+      const decoder = new ChatChunkDecoder(now, startedAt ?? now(), { whole: true, redact, onBadUsage });
       let body = '';
       return source.subscribe({
         next: (text) => {

@@ -9,6 +9,10 @@ export interface UpstreamDecodeOptions {
   startedAt?: number;
   /** Applied to an in-band error's text before it may reach a client. */
   redact?: Redact;
+  /** A continuation of answer text (see DecoderOptions). */
+  continuesText?: boolean;
+  /** Told of ignored usage counts (see DecoderOptions). */
+  onBadUsage?: (message: string) => void;
 }
 
 /**
@@ -19,7 +23,7 @@ export interface UpstreamDecodeOptions {
  */
 export function decodeUpstreamSse(
   now: () => number = () => performance.now(),
-  { startedAt, redact }: UpstreamDecodeOptions = {},
+  { startedAt, redact, continuesText, onBadUsage }: UpstreamDecodeOptions = {},
 ): OperatorFunction<string, EngineEvent> {
   return (source) =>
     new Observable<EngineEvent>((subscriber) => {
@@ -27,7 +31,7 @@ export function decodeUpstreamSse(
       // per read, not one per chunk).
       let readAt: number | undefined;
       const clock = () => readAt ?? now();
-      const decoder = new ChatChunkDecoder(clock, startedAt ?? clock(), { redact });
+      const decoder = new ChatChunkDecoder(clock, startedAt ?? clock(), { redact, continuesText, onBadUsage });
       const parser = createParser({
         onEvent: (message) => {
           if (subscriber.closed) return;

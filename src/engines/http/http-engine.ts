@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
+import { asyncScheduler, Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
 import type { HttpModelConfig } from './http-model-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
-import { ACCEPTED, countersAsAck, countersOf, type EngineEvent } from '../../engine/engine-event.js';
+import { ACCEPTED, countersAsAck, countersOf, RESUMING, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { DispatchGate, GatedEngine } from '../../engine/dispatch-gate.js';
@@ -10,6 +10,7 @@ import type { ReadinessDetails } from '../../engine/readiness-details.js';
 import type * as Pooling from '../../engine/pooling.js';
 import { UpstreamPooling } from './upstream-pooling.js';
 import { AffinityRouter } from './affinity-router.js';
+import { answerProgress } from './answer-progress.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
 import { FailoverCounters, type ResumeCount } from './failover-counters.js';
@@ -24,7 +25,7 @@ import { passwordOf, secretRedactor, type Redact } from './secret-redactor.js';
 import { stallWatch } from './stall-watch.js';
 import { toUpstreamRequest, type AttemptOptions } from './upstream-completion-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
-import { UpstreamError, upstreamStallError } from './upstream-error.js';
+import { answerTimeoutError, UpstreamError, upstreamStallError } from './upstream-error.js';
 import { countUpstreamPromptTokens } from './upstream-token-count.js';
 
 /**
@@ -62,6 +63,10 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
   private readonly pooling: UpstreamPooling;
   /** The engines' own state, when read (`load-aware`, `saturation`, `engineMetrics`). */
   private readonly fleetLoad?: FleetLoadParts;
+  /** Requests failed alike on every replica they tried, since the last log line about them (see judgeHeld). */
+  private poisonRequests = 0;
+  private poisonNotedAt = 0;
+  private badUsageNotedAt = 0;
 
   constructor(private readonly config: HttpModelConfig) {
     super();
@@ -88,6 +93,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
           healthCheckPath: config.healthCheckPath,
           headers: this.headers,
           redact: this.redact,
+          limits: config,
         }),
       );
     }
@@ -171,21 +177,36 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
           heldAck = undefined;
           if (!committed && error instanceof UpstreamError && error.retryable) tryNext(error);
           else if (committed && failover) resume(failover, error);
-          else subscriber.error(error);
+          else {
+            this.judgeHeld(held.splice(0), false);
+            subscriber.error(error);
+          }
         },
         complete: () => {
           if (heldAck) emit(heldAck);
           subscriber.complete();
         },
       };
-      const send = (replica: Replica, payload: string, from = startedAt) => {
+      // Error statuses before any output, held until the request shows whose they are (see judgeHeld).
+      const held: Array<{ replica: Replica; error: UpstreamError }> = [];
+      const onFailure = (replica: Replica, error: unknown) => {
+        if (!committed && error instanceof UpstreamError && error.status !== undefined && error.replicaFault)
+          held.push({ replica, error });
+        else this.recordFailure(replica, error);
+      };
+      const send = (replica: Replica, payload: string, from = startedAt, continuesText = false) => {
         current = replica;
+        const accept = () => {
+          // Another replica took the prompt: the ones that refused it failed on their own.
+          this.judgeHeld(held.splice(0), true);
+          onAccepted();
+        };
         attempts.add(
           this.attempt(
             replica,
             payload,
-            { whole, route, traceHeaders: request.traceHeaders ?? {}, onAccepted },
-            this.decoder(whole, from),
+            { whole, route, traceHeaders: request.traceHeaders ?? {}, onAccepted: accept, onFailure },
+            this.decoder(whole, from, continuesText),
             observer,
           ),
         );
@@ -195,6 +216,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
       const tryNext = (lastError?: UpstreamError) => {
         const replica = pick(tried);
         if (!replica) {
+          this.judgeHeld(held.splice(0), false);
           subscriber.error(exhaustedError(this.config.name, this.pool.replicas.length, tried.size, lastError));
           return;
         }
@@ -224,8 +246,14 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
           return;
         }
         this.reportResume(request, from, next, decision, error as UpstreamError);
-        send(next, JSON.stringify(decision.body), decision.startedAt);
+        // The keep-alive beats again until the continuation's first output.
+        subscriber.next(RESUMING);
+        // Continued only after the answer's text began (see MidStreamFailover): what comes is text.
+        send(next, JSON.stringify(decision.body), decision.startedAt, true);
       };
+      const capMs = this.config.answerTimeoutMs;
+      // Torn down with the attempts: the client's error ends them, as a hang-up would.
+      if (capMs > 0) attempts.add(asyncScheduler.schedule(() => subscriber.error(answerTimeoutError(capMs)), capMs));
       tryNext();
       return attempts;
     });
@@ -311,7 +339,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
   private attempt(
     replica: Replica,
     body: string,
-    { whole, route, traceHeaders, onAccepted }: AttemptOptions,
+    { whole, route, traceHeaders, onAccepted, onFailure }: AttemptOptions,
     decode: OperatorFunction<string, EngineEvent>,
     observer: Observer<EngineEvent>,
   ): Subscription {
@@ -325,7 +353,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
       .subscribe({
         next: observer.next,
         error: (error: unknown) => {
-          this.recordFailure(replica, error);
+          onFailure(replica, error);
           observer.error(error);
         },
         complete: () => {
@@ -337,18 +365,29 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
     return subscription;
   }
 
-  /** Upstream body text to events: one JSON answer, or a stream, watched for stalls when `stallTimeoutMs` is set. */
-  private decoder(whole: boolean, startedAt: number): OperatorFunction<string, EngineEvent> {
-    const options = { startedAt, redact: this.redact };
+  /**
+   * Upstream body text to events: one JSON answer, or a stream, watched for stalls when
+   * `stallTimeoutMs` is set: by its progress (output, counters that grow), not its bytes.
+   */
+  private decoder(whole: boolean, startedAt: number, continuesText: boolean): OperatorFunction<string, EngineEvent> {
+    const options = { startedAt, redact: this.redact, continuesText, onBadUsage: this.onBadUsage };
     if (whole) return decodeUpstreamJson(undefined, options);
     const stallMs = this.failoverPolicy.stallTimeoutMs;
     if (stallMs === 0) return decodeUpstreamSse(undefined, options);
     return (source) =>
       source.pipe(
-        stallWatch<string>(stallMs, () => upstreamStallError(stallMs)),
         decodeUpstreamSse(undefined, options),
+        stallWatch<EngineEvent>(stallMs, () => upstreamStallError(stallMs), answerProgress),
       );
   }
+
+  /** At most one line a minute: every answer of a broken upstream would say it. */
+  private readonly onBadUsage = (message: string) => {
+    const now = Date.now();
+    if (now - this.badUsageNotedAt < 60_000) return;
+    this.badUsageNotedAt = now;
+    this.logger.warn(`Model '${this.config.name}': ${message}`);
+  };
 
   /** One log line, one count, and the request's own notice (its trace) per resume. */
   private reportResume(
@@ -372,6 +411,31 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
       from: from.label,
       to: to.label,
     });
+  }
+
+  /**
+   * Error statuses a request met before any output, once it is known whose they are. Another
+   * replica took the prompt (`served`): each counts against its replica. Every replica tried
+   * answered the same status: the prompt is the likelier cause (llama.cpp and Ollama answer 5xx on
+   * template and input errors), and none counts, so one poison prompt cannot eject the fleet. With
+   * one replica tried, or statuses that differ, there is nothing to tell them apart: each counts.
+   */
+  private judgeHeld(held: Array<{ replica: Replica; error: UpstreamError }>, served: boolean): void {
+    if (held.length === 0) return;
+    const poison = !served && held.length > 1 && held.every(({ error }) => error.status === held[0].error.status);
+    if (poison) {
+      // At most one line a minute: a client may send such a prompt many times a second.
+      this.poisonRequests += 1;
+      const now = Date.now();
+      if (now - this.poisonNotedAt < 60_000) return;
+      this.poisonNotedAt = now;
+      this.logger.warn(
+        `Model '${this.config.name}': ${this.poisonRequests} request(s) failed with the same status (the latest ${held[0].error.status}) on each of the replicas they tried, before any output; not counted towards their ejection (the requests' own failures).`,
+      );
+      this.poisonRequests = 0;
+      return;
+    }
+    for (const { replica, error } of held) this.recordFailure(replica, error);
   }
 
   private recordFailure(replica: Replica, error: unknown): void {

@@ -159,6 +159,24 @@ export class HttpModelConfig extends ModelConfigBase {
   @Min(0)
   bodyTimeoutMs: number = 600_000;
 
+  /**
+   * The longest one answer may take in all, from the request to its end, retries and continuations
+   * included; past it the answer ends with a `timeout_error` (in-band once streaming). 0: no limit.
+   */
+  @IsInt()
+  @Min(0)
+  answerTimeoutMs: number = 1_800_000;
+
+  /** The longest SSE line of a streamed upstream answer; past it the answer is refused as malformed. */
+  @IsInt()
+  @Min(1024)
+  maxUpstreamLineBytes: number = 1_048_576;
+
+  /** The largest upstream answer body (one attempt); past it the answer ends with an error. */
+  @IsInt()
+  @Min(1024)
+  maxUpstreamAnswerBytes: number = 67_108_864;
+
   /** Period of the active health check of each replica. 0: passive checks only. */
   @IsInt()
   @Min(0)

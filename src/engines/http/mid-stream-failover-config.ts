@@ -17,10 +17,11 @@ export class MidStreamFailoverConfig {
   maxResumes: number = 2;
 
   /**
-   * Silence (no bytes from the upstream) after its answer began that counts as a failure; 0: not
-   * watched. A silent prefill is `bodyTimeoutMs`'s concern: the watch starts at the first bytes.
+   * Time without progress (a token, a tool-call piece, a usage count that grew; not bytes, not SSE
+   * comments) after the answer's first output that counts as a failure; 0: not watched. A silent
+   * prefill is `bodyTimeoutMs`'s concern. Why 15 s: docs/engines.md#mid-stream-failover.
    */
   @IsInt()
   @Min(0)
-  stallTimeoutMs: number = 0;
+  stallTimeoutMs: number = 15_000;
 }

@@ -107,6 +107,8 @@ export class MidStreamFailover {
       case 'accepted':
         // The engine emits one for the whole answer (its first replica's), never a continuation's.
         return event;
+      case 'resuming':
+        return event;
     }
   }
 

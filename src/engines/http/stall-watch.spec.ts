@@ -30,6 +30,27 @@ describe('stallWatch', () => {
     });
   });
 
+  it('is reset by progress only: a source that keeps sending what is not progress is caught', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      // `p` is progress, `k` a keep-alive: a drip every 100 ms after the second token.
+      const source = cold('p 100ms p 99ms k 99ms k 99ms k 99ms k 99ms k|');
+      const progress = () => (value: string) => value === 'p';
+      expectObservable(source.pipe(stallWatch(300, () => stalled, progress))).toBe(
+        'p 100ms p 99ms k 99ms k 99ms (k#)',
+        undefined,
+        stalled,
+      );
+    });
+  });
+
+  it('does not start on values that are not progress', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const source = cold('k 400ms k 400ms p 100ms |');
+      const progress = () => (value: string) => value === 'p';
+      expectObservable(source.pipe(stallWatch(300, () => stalled, progress))).toBe('k 400ms k 400ms p 100ms |');
+    });
+  });
+
   it('stops its timer and the source when unsubscribed', () => {
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('a 1000ms b|');

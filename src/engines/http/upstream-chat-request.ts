@@ -66,16 +66,23 @@ export function toUpstreamChatRequest(
  * The request that continues an answer cut after `partial`: the same body with the partial answer
  * as a final assistant message that the upstream renders open and continues (vLLM and SGLang's
  * `continue_final_message` with `add_generation_prompt: false`; llama.cpp's server continues a
- * final assistant message by itself), asking only for the tokens the answer has left.
+ * final assistant message by itself), asking only for the tokens the answer has left. A client's
+ * own trailing assistant message (a prefill the answer went on from) is joined with the partial
+ * answer: one message is continued.
  */
 export function toUpstreamContinuation(
   body: Record<string, unknown>,
   partial: string,
   maxTokens: number | undefined,
 ): Record<string, unknown> {
+  const messages = body.messages as Array<Record<string, unknown>>;
+  const last = messages.at(-1);
+  const prefill = last?.role === 'assistant' && typeof last.content === 'string' && !last.tool_calls;
   return {
     ...body,
-    messages: [...(body.messages as unknown[]), { role: 'assistant', content: partial }],
+    messages: prefill
+      ? [...messages.slice(0, -1), { ...last, content: `${last.content as string}${partial}` }]
+      : [...messages, { role: 'assistant', content: partial }],
     continue_final_message: true,
     add_generation_prompt: false,
     max_tokens: maxTokens,

@@ -1,5 +1,6 @@
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { toUpstreamChatRequest, type UpstreamRequestOptions } from './upstream-chat-request.js';
+import type { Replica } from './replica-pool.js';
 
 /** An upstream request: the route under the replica's base URL, and its body. */
 export interface UpstreamRequest {
@@ -13,6 +14,8 @@ export interface AttemptOptions {
   route: UpstreamRequest['route'];
   traceHeaders: Record<string, string>;
   onAccepted: () => void;
+  /** Judges the failure (see HttpEngine's judgeHeld). */
+  onFailure: (replica: Replica, error: unknown) => void;
 }
 
 /**

@@ -14,7 +14,17 @@ export interface UpstreamTimeouts {
   bodyTimeoutMs: number;
 }
 
+/** How much of an upstream's answer is read before it is refused (see UpstreamExchange). */
+export interface UpstreamLimits {
+  /** One SSE line (a streamed answer's event lines). */
+  maxUpstreamLineBytes: number;
+  /** One answer's whole body. */
+  maxUpstreamAnswerBytes: number;
+}
+
 export interface UpstreamConnectionOptions {
+  /** Absent: no limits. */
+  limits?: UpstreamLimits;
   /** The model's `healthCheckPath`; absent: `/health`, then `{base}/models`. */
   healthCheckPath?: string;
   /** Sent with health probes too: hosted APIs answer `/models` only to a key. */
@@ -40,6 +50,7 @@ export class UpstreamConnection {
   private probeStart = 0;
   private readonly probeHeaders: Record<string, string>;
   private readonly redact: Redact;
+  private readonly limits: UpstreamLimits;
 
   constructor(
     baseUrl: string,
@@ -53,6 +64,7 @@ export class UpstreamConnection {
     this.probePaths = healthProbePaths(baseUrl, options.healthCheckPath);
     this.probeHeaders = options.headers ?? {};
     this.redact = options.redact ?? keepText;
+    this.limits = options.limits ?? { maxUpstreamLineBytes: Infinity, maxUpstreamAnswerBytes: Infinity };
     this.pool = new Pool(url.origin, {
       connect: { timeout: timeouts.connectTimeoutMs },
       headersTimeout: timeouts.headersTimeoutMs,
@@ -75,7 +87,7 @@ export class UpstreamConnection {
     route: 'chat/completions' | 'completions' = 'chat/completions',
   ): Observable<string> {
     return new Observable<string>((subscriber) => {
-      const exchange = new UpstreamExchange(subscriber, this.timeouts, whole, this.redact, onAccepted);
+      const exchange = new UpstreamExchange(subscriber, this.timeouts, whole, this.redact, onAccepted, this.limits);
       this.pool.dispatch(
         {
           path: route === 'chat/completions' ? this.chatPath : `${this.basePath}/${route}`,

@@ -13,6 +13,8 @@ export interface UpstreamErrorTraits {
   replicaFault: boolean;
   /** Set when another replica may continue an answer this failure cut (see MidStreamFailover); absent: the request's own fault. */
   cut?: CutReason;
+  /** The HTTP status of an error answer before the stream. */
+  status?: number;
   cause?: unknown;
 }
 
@@ -21,6 +23,7 @@ export class UpstreamError extends EngineError {
   readonly retryable: boolean;
   readonly replicaFault: boolean;
   readonly cut?: CutReason;
+  readonly status?: number;
 
   constructor(kind: EngineErrorKind, message: string, traits: UpstreamErrorTraits) {
     super(kind, message, { cause: traits.cause });
@@ -28,6 +31,7 @@ export class UpstreamError extends EngineError {
     this.retryable = traits.retryable;
     this.replicaFault = traits.replicaFault;
     this.cut = traits.cut;
+    this.status = traits.status;
   }
 }
 
@@ -49,6 +53,7 @@ export function upstreamStatusError(status: number, bodyText: string, redact: Re
     retryable,
     replicaFault: status === 408 || status >= 500,
     cut: retryable ? 'status' : undefined,
+    status,
   });
 }
 
@@ -86,15 +91,44 @@ export function upstreamProtocolError(message: string, cause?: unknown, cut: Cut
   return new UpstreamError('upstream', message, { retryable: true, replicaFault: true, cut, cause });
 }
 
-/** Silence past `stallTimeoutMs` once the upstream's answer began. */
+/** No progress (output, counters that grow) for `stallTimeoutMs` once the upstream's answer began. */
 export function upstreamStallError(stallTimeoutMs: number): UpstreamError {
   return new UpstreamError(
     'timeout',
-    `The upstream sent nothing for ${stallTimeoutMs} ms in the middle of its answer (stallTimeoutMs).`,
+    `The upstream's answer made no progress for ${stallTimeoutMs} ms in the middle of it (stallTimeoutMs).`,
     {
       retryable: true,
       replicaFault: true,
       cut: 'stall',
+    },
+  );
+}
+
+/**
+ * The answer took longer than `answerTimeoutMs` in all (retries and continuations included): the
+ * request's limit, not a replica's fault, and not continued elsewhere (that would take longer still).
+ */
+export function answerTimeoutError(answerTimeoutMs: number): UpstreamError {
+  return new UpstreamError('timeout', `The answer took longer than ${answerTimeoutMs} ms in all (answerTimeoutMs).`, {
+    retryable: false,
+    replicaFault: false,
+  });
+}
+
+/**
+ * An upstream answer past Gantry's limits, refused before it is decoded. A `line` past
+ * `maxUpstreamLineBytes` is a malformed stream (the replica's fault; another may continue the
+ * answer); an `answer` past `maxUpstreamAnswerBytes` is this answer's size, ended in-band.
+ */
+export function upstreamOversizeError(what: 'line' | 'answer', limit: number): UpstreamError {
+  if (what === 'line')
+    return upstreamProtocolError(`The upstream sent an SSE line longer than ${limit} bytes (maxUpstreamLineBytes).`);
+  return new UpstreamError(
+    'upstream',
+    `The upstream's answer was larger than ${limit} bytes (maxUpstreamAnswerBytes).`,
+    {
+      retryable: false,
+      replicaFault: false,
     },
   );
 }

@@ -3,8 +3,8 @@ import type { Subscriber } from 'rxjs';
 import type { Dispatcher } from 'undici';
 import type { Redact } from './secret-redactor.js';
 import { upstreamContextLengthError } from './upstream-context-error.js';
-import { upstreamStatusError, upstreamTransportError } from './upstream-error.js';
-import type { UpstreamTimeouts } from './upstream-connection.js';
+import { upstreamOversizeError, upstreamStatusError, upstreamTransportError } from './upstream-error.js';
+import type { UpstreamLimits, UpstreamTimeouts } from './upstream-connection.js';
 
 /** An error answer's body is read for its message; more than this is not worth holding. */
 const MAX_ERROR_BODY = 16_384;
@@ -25,6 +25,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private status = 0;
   private readonly decoder = new StringDecoder('utf8');
   private errorBody = '';
+  /** Bytes of the answer so far, and of its SSE line not yet ended. */
+  private answerBytes = 0;
+  private lineBytes = 0;
 
   constructor(
     private readonly subscriber: Subscriber<string>,
@@ -35,6 +38,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     private readonly redact: Redact,
     /** Told when a 200's headers arrive: the upstream took the request on. */
     private readonly onAccepted: () => void = () => undefined,
+    private readonly limits: UpstreamLimits = { maxUpstreamLineBytes: Infinity, maxUpstreamAnswerBytes: Infinity },
   ) {}
 
   /** The subscriber is gone: abort the request (closing its socket, which is how vLLM learns to stop). */
@@ -57,8 +61,37 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.cancelled) return;
-    if (this.status === 200) this.subscriber.next(this.decoder.write(chunk));
-    else if (this.errorBody.length < MAX_ERROR_BODY) this.errorBody += this.decoder.write(chunk);
+    if (this.status === 200) {
+      if (this.oversize(chunk)) return;
+      this.subscriber.next(this.decoder.write(chunk));
+    } else if (this.errorBody.length < MAX_ERROR_BODY) this.errorBody += this.decoder.write(chunk);
+  }
+
+  /**
+   * Refuses an answer past its limits before it is decoded (a 300 MB line would be held whole by
+   * the SSE parser): the subscriber's error tears the request down, which aborts it.
+   */
+  private oversize(chunk: Buffer): boolean {
+    this.answerBytes += chunk.length;
+    if (this.answerBytes > this.limits.maxUpstreamAnswerBytes)
+      return this.refuse(upstreamOversizeError('answer', this.limits.maxUpstreamAnswerBytes));
+    if (this.whole) return false;
+    const max = this.limits.maxUpstreamLineBytes;
+    const last = Math.max(chunk.lastIndexOf(10), chunk.lastIndexOf(13));
+    if (last < 0) this.lineBytes += chunk.length;
+    else {
+      // The line that was open ends here; the lines whole in one read are shorter than the read.
+      const first = lineEndIn(chunk);
+      if (this.lineBytes + first > max) return this.refuse(upstreamOversizeError('line', max));
+      this.lineBytes = chunk.length - last - 1;
+    }
+    if (this.lineBytes > max) return this.refuse(upstreamOversizeError('line', max));
+    return false;
+  }
+
+  private refuse(error: Error): true {
+    this.subscriber.error(error);
+    return true;
   }
 
   onResponseEnd(): void {
@@ -78,4 +111,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.finished = true;
     if (!this.cancelled) this.subscriber.error(upstreamTransportError(error, this.timeouts, this.whole));
   }
+}
+
+/** Where the first line ending (LF or CR) of `chunk` is; the caller knows there is one. */
+function lineEndIn(chunk: Buffer): number {
+  const lf = chunk.indexOf(10);
+  const cr = chunk.indexOf(13);
+  return lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
 }

@@ -75,6 +75,7 @@ export function encodeMessagesStream(options: MessagesStreamOptions): OperatorFu
       const onEvent = (event: StreamEvent) => {
         switch (event.type) {
           case 'accepted':
+          case 'resuming':
           case 'ack':
             return;
           case 'heartbeat':

@@ -73,6 +73,7 @@ export function encodeChatStream(options: ChatStreamOptions): OperatorFunction<S
           case 'ack':
             return count(event);
           case 'accepted':
+          case 'resuming':
             return;
           case 'heartbeat':
             return chunk('[{"index":0,"delta":{},"logprobs":null,"finish_reason":null}]');

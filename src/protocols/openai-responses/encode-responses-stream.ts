@@ -39,8 +39,9 @@ type OpenItem =
  *
  * `response.created` and `response.in_progress` leave with the first stream event (the engine's
  * acceptance, a heartbeat, or whatever comes first; see openOnFirstEvent); each heartbeat is another
- * full `response.in_progress` (same id, empty output: beats stop before the first output item,
- * because openai-node replaces its snapshot on every lifecycle event). Items open and close as the
+ * full `response.in_progress` (same id, empty output) before the first output item, and the API's
+ * `keepalive` event after it (a continuation's prefill): openai-node replaces its snapshot on every
+ * lifecycle event, and knows `keepalive` as carrying no state; Codex and the AI SDK ignore both. Items open and close as the
  * output kind changes, with every `.done` event; the stream ends with `response.completed`,
  * `response.incomplete` (length) or `response.failed`, and no `[DONE]`.
  *
@@ -169,13 +170,18 @@ export function encodeResponsesStream(
       };
 
       const onEvent = (event: StreamEvent) => {
-        if (event.type === 'heartbeat')
+        if (event.type === 'heartbeat') {
+          // Once output began (a continuation's prefill), the API's own `keepalive`: openai-node's
+          // accumulator replaces its snapshot on `response.in_progress`, which has no open item's text.
+          if (output.length > 0) return emit('keepalive', {});
           return emit('response.in_progress', { response: responseObject(envelope, 'in_progress', [...output]) });
+        }
         // The latest counters (an ack's, or an output piece's): what a failed response reports.
         usage = countersOf(event)?.usage ?? usage;
         switch (event.type) {
           case 'ack':
           case 'accepted':
+          case 'resuming':
             return;
           case 'reasoning':
             if (event.text.length > 0) onReasoning(event.text);

@@ -14,8 +14,9 @@ export interface KeepaliveSettings {
 
 /**
  * A generation's SSE frames with the configured keep-alive: protocol heartbeats through the
- * encoder until the first output (`chunks`), `: keep-alive` comments for the whole stream
- * (`comments`), or none. `onBeat` is told of each beat (telemetry counts them).
+ * encoder until the first output, and again while a continuation waits for its first output
+ * (`chunks`), `: keep-alive` comments for the whole stream (`comments`), or none. `onBeat` is
+ * told of each beat (telemetry counts them).
  */
 export function keepaliveFrames(
   events$: Observable<EngineEvent>,
@@ -29,13 +30,18 @@ export function keepaliveFrames(
         onBeat();
         return heartbeat(n);
       };
-      return events$.pipe(keepalive<EngineEvent, StreamEvent>({ intervalMs, isOutput, beat }), encode);
+      return events$.pipe(keepalive<EngineEvent, StreamEvent>({ intervalMs, isOutput, isPause, beat }), encode);
     }
     case 'comments':
       return events$.pipe(encode, keepaliveComments(intervalMs, onBeat));
     case 'off':
       return events$.pipe(encode);
   }
+}
+
+/** A continuation's new prefill (see ResumingEvent). */
+function isPause(event: EngineEvent): boolean {
+  return event.type === 'resuming';
 }
 
 /** `: keep-alive` comments among frames, for as long as they flow (a frame never counts as output). */
