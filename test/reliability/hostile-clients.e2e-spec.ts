@@ -462,7 +462,8 @@ describe.skipIf(REDIS_URL === undefined)('per-key limits shared by two replicas 
     }
     expect(limited).toBeDefined();
     expect(Number(limited!.headers['retry-after'])).toBeGreaterThan(1);
-    expect(Number(limited!.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // A minute's count comes back between 60 and 61 s after it (one slice late: src/auth/sliding-window.ts).
+    expect(Number(limited!.headers['retry-after'])).toBeLessThanOrEqual(61);
     agent.destroy();
   });
 });
