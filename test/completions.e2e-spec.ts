@@ -80,15 +80,49 @@ describe('completions on the stub', () => {
     expect(text).toBe('through them');
   });
 
-  it('refuses what one stream cannot carry, and an API the model does not serve, with real statuses', async () => {
-    await expect(client.completions.create({ model: 'stub', prompt: 'a', n: 2 })).rejects.toMatchObject({
+  it('answers several prompts times n as choices in prompt order, each prompt counted once', async () => {
+    const completion = await client.completions.create({ model: 'stub', prompt: ['one two', 'three'], n: 2 });
+    expect(completion.choices.map(({ index, text, finish_reason }) => ({ index, text, finish_reason }))).toEqual([
+      { index: 0, text: 'one two', finish_reason: 'stop' },
+      { index: 1, text: 'one two', finish_reason: 'stop' },
+      { index: 2, text: 'three', finish_reason: 'stop' },
+      { index: 3, text: 'three', finish_reason: 'stop' },
+    ]);
+    expect(completion.usage).toEqual({ prompt_tokens: 3, completion_tokens: 6, total_tokens: 9 });
+
+    const texts: string[] = [];
+    const finishes: Array<string | null> = [];
+    let usage: OpenAI.CompletionUsage | undefined;
+    const stream = await client.completions.create({
+      model: 'slow',
+      prompt: [[7, 8], [9]],
+      n: 2,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for await (const chunk of stream) {
+      for (const choice of chunk.choices) {
+        texts[choice.index] = (texts[choice.index] ?? '') + choice.text;
+        if (choice.finish_reason !== null) finishes[choice.index] = choice.finish_reason;
+      }
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(texts).toHaveLength(4);
+    expect(finishes).toEqual(['stop', 'stop', 'stop', 'stop']);
+    expect(usage?.completion_tokens).toBeGreaterThan(0);
+  });
+
+  it('refuses what it cannot serve, and an API the model does not serve, with real statuses', async () => {
+    await expect(client.completions.create({ model: 'stub', prompt: 'a', n: 129 })).rejects.toMatchObject({
       status: 400,
       param: 'n',
     });
-    await expect(client.completions.create({ model: 'stub', prompt: ['a', 'b'], stream: true })).rejects.toMatchObject({
-      status: 400,
-      param: 'prompt',
-    });
+    await expect(
+      client.completions.create({ model: 'stub', prompt: Array.from({ length: 65 }, () => 'a'), n: 2 }),
+    ).rejects.toMatchObject({ status: 400, param: 'prompt', message: expect.stringMatching(/at most 128/) });
+    await expect(
+      client.completions.create({ model: 'stub', prompt: ['a', [1, 2]] as unknown as string[], stream: true }),
+    ).rejects.toMatchObject({ status: 400, param: 'prompt' });
     await expect(client.completions.create({ model: 'chatter', prompt: 'a', stream: true })).rejects.toMatchObject({
       status: 400,
       code: 'api_not_served',
@@ -183,6 +217,38 @@ describe('completions on an upstream fleet', () => {
     }
     expect(failing.state.received.some((request) => request.path === '/v1/completions')).toBe(true);
     expect(main.state.received.at(-1)!.body.prompt).toEqual([1, 2, 3]);
+  });
+
+  it('returns the upstream’s logprobs, streamed piece by piece and joined in one answer', async () => {
+    const whole = await client.completions.create({ model: 'coder', prompt: 'a b c', logprobs: 1 });
+    expect(whole.choices[0].logprobs).toEqual({
+      tokens: ['a', ' b', ' c'],
+      token_logprobs: [-0.1, -0.2, -0.3],
+      top_logprobs: [{ a: -0.1 }, { ' b': -0.2 }, { ' c': -0.3 }],
+      text_offset: [0, 1, 3],
+    });
+    const tokens: string[] = [];
+    const offsets: number[] = [];
+    for await (const chunk of await client.completions.create({
+      model: 'coder',
+      prompt: 'a b c',
+      logprobs: 1,
+      stream: true,
+    })) {
+      tokens.push(...(chunk.choices[0]?.logprobs?.tokens ?? []));
+      offsets.push(...(chunk.choices[0]?.logprobs?.text_offset ?? []));
+    }
+    expect(tokens).toEqual(['a', ' b', ' c']);
+    expect(offsets).toEqual([0, 1, 3]);
+  });
+
+  it('asks the fleet once per choice, seeds apart, and merges the answers', async () => {
+    const before = main.state.received.length;
+    const completion = await client.completions.create({ model: 'coder', prompt: 'x y', n: 3, seed: 10 });
+    expect(completion.choices.map((choice) => choice.text)).toEqual(['x y', 'x y', 'x y']);
+    const asked = main.state.received.slice(before).filter((request) => request.path === '/v1/completions');
+    expect(asked.map((request) => request.body.seed as number).toSorted((a, b) => a - b)).toEqual([10, 11, 12]);
+    expect(asked.every((request) => request.body.n === undefined && request.body.prompt === 'x y')).toBe(true);
   });
 
   it('answers an upstream’s refusal before output with its status, streaming or not', async () => {

@@ -54,6 +54,25 @@ describe('completions on the llama engine', () => {
     expect(text.length).toBeGreaterThan(0);
   });
 
+  it('generates several prompts times n on one sequence, each prompt counted once', async () => {
+    const several = await client.completions.create({
+      model: 'tiny',
+      prompt: ['hello world', 'gantry'],
+      n: 2,
+      max_tokens: 3,
+      seed: 4,
+    });
+    expect(several.choices.map((choice) => [choice.index, choice.finish_reason])).toEqual([
+      [0, 'length'],
+      [1, 'length'],
+      [2, 'length'],
+      [3, 'length'],
+    ]);
+    expect(several.usage?.completion_tokens).toBe(12);
+    const one = await client.completions.create({ model: 'tiny', prompt: ['hello world', 'gantry'], max_tokens: 3 });
+    expect(several.usage?.prompt_tokens).toBe(one.usage?.prompt_tokens);
+  });
+
   it('echoes the prompt before the completion when asked', async () => {
     const echoed = await client.completions.create({
       model: 'tiny',

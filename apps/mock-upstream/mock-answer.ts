@@ -37,6 +37,8 @@ export interface MockReplyContext {
   failureMessage: string;
   /** A `/v1/completions` request: answered as `text_completion` (no role chunk, `text` for `delta`). */
   completion?: boolean;
+  /** A completion's `logprobs` (its top N): each step's log probabilities are sent (mock-logprobs.ts). */
+  logprobs?: number;
   /** Resolves when the server's scheduler lets the request run (after its headers, as vLLM streams). */
   scheduled?: () => Promise<void>;
 }

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { MockReplyContext } from './mock-answer.js';
 import { failurePoint } from './mock-behaviour.js';
 import { cachedUsage } from './mock-chat-stream.js';
+import { mockLogprobs } from './mock-logprobs.js';
 
 /** A non-streaming `chat.completion`, after the time the stream would have taken; failures injected. */
 export async function answerJson(context: MockReplyContext): Promise<void> {
@@ -46,7 +47,12 @@ export async function answerJson(context: MockReplyContext): Promise<void> {
     ...cachedUsage(answer),
   };
   if (context.completion) {
-    const choice = { index: 0, text: join('content'), logprobs: null, finish_reason: answer.finishReason };
+    const choice = {
+      index: 0,
+      text: join('content'),
+      logprobs: joinedMockLogprobs(answer.steps, context.logprobs),
+      finish_reason: answer.finishReason,
+    };
     const created = context.created;
     return sendJson(response, 200, {
       id: context.id,
@@ -91,4 +97,26 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
   response
     .writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
     .end(text);
+}
+
+/** A whole answer's logprobs: each content step's, joined (null when not asked). */
+function joinedMockLogprobs(steps: MockReplyContext['answer']['steps'], top: number | undefined) {
+  if (top === undefined) return null;
+  const joined = {
+    tokens: [] as string[],
+    token_logprobs: [] as number[],
+    top_logprobs: [] as unknown[],
+    text_offset: [] as number[],
+  };
+  let offset = 0;
+  for (const [position, step] of steps.entries()) {
+    if (step.kind !== 'content') continue;
+    const piece = mockLogprobs(step.text, position, offset, top)!;
+    offset += step.text.length;
+    joined.tokens.push(...piece.tokens);
+    joined.token_logprobs.push(...piece.token_logprobs);
+    joined.top_logprobs.push(...piece.top_logprobs);
+    joined.text_offset.push(...piece.text_offset);
+  }
+  return joined;
 }

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MockAnswer, MockReplyContext, MockStep } from './mock-answer.js';
 import { failurePoint, type MockBehaviour } from './mock-behaviour.js';
+import { mockLogprobs } from './mock-logprobs.js';
 
 export interface MockStreamContext extends MockReplyContext {
   includeUsage: boolean;
@@ -50,6 +51,7 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
   const unclosedThink =
     behaviour.reasoningParser === 'deepseek_r1' && !answer.steps.some((step) => step.kind === 'reasoning');
   const started = performance.now();
+  let offset = 0;
   for (const [position, step] of answer.steps.entries()) {
     if (position === failAt) return injectFailure(context, write);
     if (position > 0 && behaviour.tokenIntervalMs > 0) {
@@ -63,7 +65,12 @@ export async function streamAnswer(context: MockStreamContext): Promise<void> {
     }
     completionTokens += 1;
     const filed: MockStep = unclosedThink && step.kind === 'content' ? { kind: 'reasoning', text: step.text } : step;
-    await chunk(`{"index":0,${piece(deltaOf(filed, behaviour))},"logprobs":null,"finish_reason":null}`);
+    const stepText = filed.kind === 'content' ? filed.text : '';
+    const logprobs = mockLogprobs(stepText, position, offset, context.logprobs);
+    offset += stepText.length;
+    await chunk(
+      `{"index":0,${piece(deltaOf(filed, behaviour))},"logprobs":${JSON.stringify(logprobs ?? null)},"finish_reason":null}`,
+    );
   }
   if (failAt !== undefined && failAt >= answer.steps.length) return injectFailure(context, write);
   await chunk(

@@ -171,6 +171,7 @@ export async function startMockUpstream(options: MockUpstreamOptions = {}): Prom
       },
       failureMessage,
       completion,
+      logprobs: completion && typeof body.logprobs === 'number' ? body.logprobs : undefined,
       scheduled: async () => {
         release = await scheduler.admit(abort.signal);
       },

@@ -60,6 +60,18 @@ export interface OutputCounters {
 export interface TextDelta extends OutputCounters {
   type: 'text';
   text: string;
+  /** Which choice of a completion with several (`n`, a list of prompts) the text is of; absent: the only one (generation/completion-choices.ts). */
+  choice?: number;
+  /** A completion's log probabilities of this piece's tokens, as its upstream sent them (`tokens`, `token_logprobs`, ...). */
+  logprobs?: CompletionLogprobs;
+}
+
+/** The Completions API's `logprobs` object: one entry per token in each list. */
+export interface CompletionLogprobs {
+  tokens: string[];
+  token_logprobs: Array<number | null>;
+  top_logprobs: Array<Record<string, number> | null>;
+  text_offset: number[];
 }
 
 export interface ReasoningDelta extends OutputCounters {
@@ -87,6 +99,13 @@ export interface DoneEvent {
   /** The stop string that ended the output, when one did. */
   stopSequence?: string;
   usage: TokenUsage;
+  /** How each choice of a completion with several ended, by choice; `finishReason` is the first one's. */
+  choices?: ChoiceEnd[];
+}
+
+export interface ChoiceEnd {
+  finishReason: FinishReason;
+  stopSequence?: string;
 }
 
 export interface TokenUsage {

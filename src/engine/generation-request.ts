@@ -41,8 +41,12 @@ export interface GenerationRequest {
 
 /** A raw completion's prompt and the fields only a completion has. */
 export interface CompletionPrompt {
-  /** Text, or token ids. */
+  /** Text, or token ids: the first prompt of a request with several. */
   prompt: string | number[];
+  /** Every prompt, where the request has several; each is a choice (`n` of them) of the answer. */
+  prompts?: Array<string | number[]>;
+  /** Choices per prompt (`n`); absent: one. */
+  n?: number;
   /** Text after the insertion point (fill-in-the-middle). */
   suffix?: string;
   /** The prompt is repeated before the completion. */

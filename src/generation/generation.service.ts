@@ -13,6 +13,7 @@ import type { ModelApi } from '../config/model-apis.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { ModelRegistry, type ModelRuntime } from '../models/model-registry.js';
 import type { GenerationTelemetry } from '../observability/generation-telemetry.js';
+import { choiceCount, generateCompletion } from './completion-choices.js';
 import { hideReasoning } from './hide-reasoning.js';
 import { applyRequestLimits, DEFAULT_FIELD_NAMES, type RequestFieldNames } from './request-limits.js';
 import { estimatePromptTokens } from '../engine/token-estimate.js';
@@ -97,18 +98,21 @@ export class GenerationService {
       (tenant.limits?.tokensPerMinute !== undefined || tenant.limits?.tokensPerDay !== undefined);
     const promptEstimate = budgeted ? estimatePromptTokens(checked) : 0;
     // Before anything is held: a refusal (429) leaves nothing to give back.
+    // A completion's choices each produce up to max_tokens: the worst case is all of them.
+    const choices = choiceCount(checked);
     const hold = budgeted
       ? await this.limiter?.reserve(caller, {
           promptTokens: promptEstimate,
-          maxTokens: pooling ? 0 : request.sampling.maxTokens,
-          outputCap: model.config.maxTokensLimit,
+          maxTokens: pooling ? 0 : timesOrUndefined(request.sampling.maxTokens, choices),
+          outputCap: timesOrUndefined(model.config.maxTokensLimit, choices),
         })
       : undefined;
-    // Without max_tokens, the engine stops where the budget left off.
+    // Without max_tokens, the engine stops where the budget left off (shared by the choices).
+    const eachOutput = hold === undefined ? undefined : Math.max(1, Math.floor(hold.outputTokens / choices));
     const limited =
-      hold === undefined || pooling || hold.outputTokens === checked.sampling.maxTokens
+      eachOutput === undefined || pooling || eachOutput === checked.sampling.maxTokens
         ? checked
-        : { ...checked, sampling: { ...checked.sampling, maxTokens: hold.outputTokens } };
+        : { ...checked, sampling: { ...checked.sampling, maxTokens: eachOutput } };
     // The trace context the tracing hook wrote goes on to the engine (HTTP upstreams continue the trace);
     // what the engine reports beside its events comes back to the telemetry.
     const traced: GenerationRequest = {
@@ -120,7 +124,9 @@ export class GenerationService {
     const contended = Number.isFinite(model.admission.limits.maxConcurrency) || model.admission.gated === true;
     const claim = tenantClaim(tenant, limited, options.background === true, contended);
     const produced = nothingProduced();
-    const engine$ = options.work ? options.work(model.engine, traced) : model.engine.generate(traced);
+    const engine$ = options.work
+      ? options.work(model.engine, traced)
+      : generateCompletion(traced, (each) => model.engine.generate(each));
     // What the engine reports settles the tenant's charge in the queue and its token budgets.
     const generated$ = contended || budgeted ? engine$.pipe(meterInto(claim, produced)) : engine$;
     // Hidden here, before the responder's keep-alive and fold: reasoning the client never sees
@@ -212,6 +218,10 @@ function settle(claim: AdmissionClaim, produced: Produced, promptEstimate: numbe
   const used = usedTokens(claim, produced, promptEstimate || claim.promptTokens);
   if (used !== undefined) claim.served = used;
   hold?.settle(used === undefined ? 0 : used.promptTokens + used.completionTokens);
+}
+
+function timesOrUndefined(value: number | undefined, factor: number): number | undefined {
+  return value === undefined ? undefined : value * factor;
 }
 
 /** A model asked for an API it does not serve (its `apis`, or its engine's): the client's to fix, so a 400. */

@@ -1,4 +1,4 @@
-import type { EngineEvent, FinishReason, Timings, TokenUsage } from '../engine/engine-event.js';
+import type { CompletionLogprobs, EngineEvent, FinishReason, Timings, TokenUsage } from '../engine/engine-event.js';
 import { countersOf, ZERO_USAGE } from '../engine/engine-event.js';
 
 /** A whole generation, gathered for a non-streaming answer. */
@@ -10,6 +10,17 @@ export interface GenerationResult {
   stopSequence?: string;
   usage: TokenUsage;
   timings?: Timings;
+  /** A completion's log probabilities, joined over its pieces. */
+  logprobs?: CompletionLogprobs;
+  /** Each choice of a completion with several, by index (then `text` is the first one's). */
+  choices?: GenerationChoice[];
+}
+
+/** One choice of a completion with several. */
+export interface GenerationChoice {
+  text: string;
+  finishReason: FinishReason;
+  logprobs?: CompletionLogprobs;
 }
 
 /** The result of a generation that has produced nothing yet. */
@@ -29,9 +40,12 @@ export function collectEvent(result: GenerationResult, event: EngineEvent): void
     result.timings = counted.timings;
   }
   switch (event.type) {
-    case 'text':
-      result.text += event.text;
+    case 'text': {
+      const choice = event.choice === undefined ? result : choiceOf(result, event.choice);
+      choice.text += event.text;
+      if (event.logprobs !== undefined) choice.logprobs = joinLogprobs(choice.logprobs, event.logprobs);
       break;
+    }
     case 'reasoning':
       result.reasoning += event.text;
       break;
@@ -43,9 +57,28 @@ export function collectEvent(result: GenerationResult, event: EngineEvent): void
       break;
     }
     case 'done':
+      for (const [index, end] of (event.choices ?? []).entries())
+        choiceOf(result, index).finishReason = end.finishReason;
+      if (result.choices !== undefined) result.text = result.choices[0]?.text ?? '';
       result.finishReason = event.finishReason;
       result.stopSequence = event.stopSequence;
       result.usage = event.usage;
       break;
   }
+}
+
+function choiceOf(result: GenerationResult, index: number): GenerationChoice {
+  const choices = (result.choices ??= []);
+  for (let missing = choices.length; missing <= index; missing += 1) choices.push({ text: '', finishReason: 'stop' });
+  return choices[index];
+}
+
+/** Log probabilities so far with a piece's added (in place after the first piece, which is copied). */
+export function joinLogprobs(before: CompletionLogprobs | undefined, piece: CompletionLogprobs): CompletionLogprobs {
+  const joined = before ?? { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
+  joined.tokens.push(...piece.tokens);
+  joined.token_logprobs.push(...piece.token_logprobs);
+  joined.top_logprobs.push(...piece.top_logprobs);
+  joined.text_offset.push(...piece.text_offset);
+  return joined;
 }

@@ -1,3 +1,4 @@
+import { completionLogprobsOf } from './completion-logprobs.js';
 import type { EngineEvent, FinishReason, Timings, TokenUsage, ToolCallDelta } from '../../engine/engine-event.js';
 import { makeTimings, ZERO_USAGE } from '../../engine/engine-event.js';
 import { readContentChunk } from './content-chunk-shortcut.js';
@@ -114,10 +115,14 @@ export class ChatChunkDecoder {
       if (calls) events.push(...calls);
       return events;
     }
-    if (content)
-      return calls
-        ? [{ type: 'text', text: content, usage, timings }, ...calls]
-        : [{ type: 'text', text: content, usage, timings }];
+    if (content) {
+      const logprobs = completionLogprobsOf(choice?.logprobs);
+      const text: EngineEvent =
+        logprobs === undefined
+          ? { type: 'text', text: content, usage, timings }
+          : { type: 'text', text: content, usage, timings, logprobs };
+      return calls ? [text, ...calls] : [text];
+    }
     const [first, ...rest] = calls!;
     return [{ ...first, usage, timings }, ...rest];
   }

@@ -25,6 +25,8 @@ export interface UpstreamChoice {
   message?: UpstreamDelta;
   /** A `text_completion` choice's text (`/v1/completions`), read as a delta's content. */
   text?: string;
+  /** A `text_completion` choice's log probabilities, when asked for (completion-logprobs.ts). */
+  logprobs?: unknown;
   finish_reason?: string | null;
   /** vLLM: the stop string (or token id) that ended the output. */
   stop_reason?: string | number | null;

@@ -1,10 +1,10 @@
 import type { GenerationRequest } from '../../engine/generation-request.js';
-import type { GenerationResult } from '../../streaming/collect-generation.js';
+import type { GenerationChoice, GenerationResult } from '../../streaming/collect-generation.js';
 import { extraFieldsOf } from '../extra-fields.js';
 import { newId, unixSeconds } from '../ids.js';
 import { toChatFinishReason } from '../openai-chat/chat-usage.js';
 import type { ProtocolDescriptor } from '../protocol-descriptor.js';
-import type { CompletionsRequestDto } from './completions-request.dto.js';
+import { type CompletionsRequestDto, promptsOf } from './completions-request.dto.js';
 import { encodeCompletionsStream, toCompletionUsage, type CompletionIdentity } from './encode-completions-stream.js';
 
 /** The fields the decoder reads; every other one goes to an upstream unread (docs/apis.md). */
@@ -29,11 +29,13 @@ const KNOWN_FIELDS = [
 
 /** A validated Completions body (and the raw one, for the fields passed on unread) to a raw-completion generation. */
 export function decodeCompletionsRequest(body: CompletionsRequestDto, raw: unknown): GenerationRequest {
-  const single = Array.isArray(body.prompt) && body.prompt.length === 1 && typeof body.prompt[0] !== 'number';
-  const prompt = (single ? (body.prompt as unknown[])[0] : body.prompt) as string | number[];
+  const prompts = promptsOf(body.prompt);
+  const [prompt] = prompts;
+  // Estimates and the stub read the text of every prompt.
+  const text = prompts.filter((each) => typeof each === 'string').join('\n');
   return {
     model: body.model,
-    messages: [{ role: 'user', content: [{ type: 'text', text: typeof prompt === 'string' ? prompt : '' }] }],
+    messages: [{ role: 'user', content: [{ type: 'text', text }] }],
     tools: [],
     toolChoice: 'none',
     parallelToolCalls: false,
@@ -50,6 +52,8 @@ export function decodeCompletionsRequest(body: CompletionsRequestDto, raw: unkno
     reasoning: { enabled: false },
     completion: {
       prompt,
+      ...(prompts.length > 1 ? { prompts } : {}),
+      ...((body.n ?? 1) > 1 ? { n: body.n } : {}),
       suffix: body.suffix,
       echo: body.echo,
       logprobs: body.logprobs,
@@ -65,9 +69,19 @@ export function toCompletion(result: GenerationResult, identity: CompletionIdent
     object: 'text_completion' as const,
     created: identity.created,
     model: identity.model,
-    choices: [{ index: 0, text: result.text, logprobs: null, finish_reason: toChatFinishReason(result.finishReason) }],
+    choices: choicesOf(result).map((choice, index) => ({
+      index,
+      text: choice.text,
+      logprobs: choice.logprobs ?? null,
+      finish_reason: toChatFinishReason(choice.finishReason),
+    })),
     usage: toCompletionUsage(result.usage),
   };
+}
+
+/** A result's choices: those of a completion with several, else the one. */
+function choicesOf(result: GenerationResult): GenerationChoice[] {
+  return result.choices ?? [{ text: result.text, finishReason: result.finishReason, logprobs: result.logprobs }];
 }
 
 /**

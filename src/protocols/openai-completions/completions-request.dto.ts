@@ -3,6 +3,9 @@ import { StreamOptionsDto } from '../openai-chat/chat-request.dto.js';
 import { IsStringOrStringList } from '../validation/custom-validators.js';
 import { NestedObject, Nullable, Optional } from '../validation/dto-fields.js';
 
+/** The most choices (prompts times `n`) one request may ask for: OpenAI's cap on `n`. */
+export const MAX_COMPLETION_CHOICES = 128;
+
 /** `POST /v1/completions` (OpenAI's legacy Completions; what editors' autocomplete speaks). */
 export class CompletionsRequestDto {
   @IsString()
@@ -10,6 +13,7 @@ export class CompletionsRequestDto {
   model!: string;
 
   @IsPrompt()
+  @ChoicesWithin(MAX_COMPLETION_CHOICES)
   prompt!: string | string[] | number[] | number[][];
 
   @Nullable()
@@ -70,7 +74,7 @@ export class CompletionsRequestDto {
   @Nullable()
   @IsInt()
   @Min(1)
-  @Max(1, { message: 'n must be 1: this gateway streams one choice per request' })
+  @Max(MAX_COMPLETION_CHOICES)
   n?: number;
 
   @Nullable()
@@ -87,11 +91,15 @@ export class CompletionsRequestDto {
 }
 
 const isTokenId = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
+const isTokenList = (value: unknown) => Array.isArray(value) && value.length > 0 && value.every(isTokenId);
 
-/**
- * One prompt: a string, a list holding one string, token ids, or a list holding one list of them.
- * Several prompts are several choices, which one stream of events does not carry (as `n`).
- */
+/** The prompts of a valid `prompt`: one for a string or token ids, else one per item. */
+export function promptsOf(prompt: CompletionsRequestDto['prompt']): Array<string | number[]> {
+  if (typeof prompt === 'string' || prompt.every(isTokenId)) return [prompt as string | number[]];
+  return prompt as Array<string | number[]>;
+}
+
+/** A prompt: a string, token ids, or a list of either (several prompts, each its own choices). */
 function IsPrompt(): PropertyDecorator {
   return ValidateBy({
     name: 'isPrompt',
@@ -99,15 +107,32 @@ function IsPrompt(): PropertyDecorator {
       validate: (value) => {
         if (typeof value === 'string') return true;
         if (!Array.isArray(value) || value.length === 0) return false;
-        if (value.every(isTokenId)) return true;
         return (
-          value.length === 1 &&
-          (typeof value[0] === 'string' ||
-            (Array.isArray(value[0]) && value[0].length > 0 && value[0].every(isTokenId)))
+          value.every(isTokenId) ||
+          value.every((item) => typeof item === 'string') ||
+          value.every((item) => isTokenList(item))
         );
       },
-      defaultMessage: () =>
-        'prompt must be a string, token ids, or a list holding one of them: this gateway completes one prompt per request',
+      defaultMessage: () => 'prompt must be a string, token ids, or a non-empty list of strings or of token id lists',
+    },
+  });
+}
+
+/** The prompts times `n` (the choices of the answer, each a generation) stay within `max`. */
+function ChoicesWithin(max: number): PropertyDecorator {
+  return ValidateBy({
+    name: 'choicesWithin',
+    constraints: [max],
+    validator: {
+      validate: (value, args) => {
+        if (typeof value !== 'string' && !Array.isArray(value)) return true;
+        const prompts = typeof value === 'string' || value.every(isTokenId) ? 1 : value.length;
+        const n = (args?.object as { n?: unknown } | undefined)?.n;
+        // An `n` past the cap by itself is refused as `n`.
+        const copies = typeof n === 'number' && n > 1 && n <= max ? n : 1;
+        return prompts * copies <= max;
+      },
+      defaultMessage: () => `the prompts times n must be at most ${max}: each is a generation`,
     },
   });
 }

@@ -1,5 +1,5 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { TokenUsage } from '../../engine/engine-event.js';
+import type { CompletionLogprobs, TokenUsage } from '../../engine/engine-event.js';
 import { ZERO_USAGE } from '../../engine/engine-event.js';
 import { asGatewayError } from '../../errors/gateway-error.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
@@ -33,7 +33,8 @@ export function toCompletionUsage(usage: TokenUsage) {
  * stream's head leaves with its first heartbeat or its first text, so a refusal before either gets
  * its real status. A heartbeat is a chunk of empty text (`choices: [{index: 0, text: ""}]`), which
  * the SDKs and editors join as nothing. Reasoning and tool calls have no place in this API and are
- * left out. The finish chunk carries the finish reason; `include_usage` adds a `choices: []` chunk
+ * left out. A completion with several choices (prompts times `n`) tags each text with its
+ * choice's index and ends with a finish chunk per choice. The finish chunk carries the finish reason; `include_usage` adds a `choices: []` chunk
  * with the usage; `[DONE]` ends it. A failure after the head is `data: {"error": ...}` then `[DONE]`.
  */
 export function encodeCompletionsStream(options: CompletionsStreamOptions): OperatorFunction<StreamEvent, SseFrame> {
@@ -43,9 +44,9 @@ export function encodeCompletionsStream(options: CompletionsStreamOptions): Oper
         `{"id":${JSON.stringify(options.id)},"object":"text_completion",` +
         `"created":${options.created},"model":${JSON.stringify(options.model)},"choices":`;
       flattenString(prefix);
-      const chunk = (text: string, finishReason: string | null = null) =>
+      const chunk = (text: string, finishReason: string | null = null, index = 0, logprobs?: CompletionLogprobs) =>
         subscriber.next({
-          data: `${prefix}[{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${finishReason === null ? 'null' : `"${finishReason}"`}}]}`,
+          data: `${prefix}[{"index":${index},"text":${JSON.stringify(text)},"logprobs":${logprobs === undefined ? 'null' : JSON.stringify(logprobs)},"finish_reason":${finishReason === null ? 'null' : `"${finishReason}"`}}]}`,
         });
       let usage: TokenUsage = ZERO_USAGE;
       return source.subscribe({
@@ -55,10 +56,14 @@ export function encodeCompletionsStream(options: CompletionsStreamOptions): Oper
               return chunk('');
             case 'text':
               if (event.usage !== undefined) usage = event.usage;
-              return chunk(event.text);
+              return chunk(event.text, null, event.choice, event.logprobs);
             case 'done':
               usage = event.usage;
-              chunk('', toChatFinishReason(event.finishReason));
+              // Several choices end together, each with its own finish chunk.
+              if (event.choices === undefined) chunk('', toChatFinishReason(event.finishReason));
+              else
+                for (const [index, end] of event.choices.entries())
+                  chunk('', toChatFinishReason(end.finishReason), index);
               if (options.includeUsage)
                 subscriber.next({ data: `${prefix}[],"usage":${JSON.stringify(toCompletionUsage(usage))}}` });
               return;
