@@ -1,6 +1,7 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { OpenAIEmbeddings } from '@langchain/openai';
+import { OpenAIEmbedding } from '@llamaindex/openai';
 import { cosineSimilarity, embed, embedMany } from 'ai';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
@@ -48,6 +49,16 @@ describe.each(['stub', 'upstream'])('embeddings on %s', (model) => {
     const documents = await embeddings.embedDocuments(['red apple', 'green pear']);
     const query = await embeddings.embedQuery('red apple');
     expect(documents).toHaveLength(2);
+    expect(query).toEqual(documents[0]);
+    expect(query).not.toEqual(documents[1]);
+  });
+
+  it('LlamaIndex’s OpenAIEmbedding', async () => {
+    const embedding = new OpenAIEmbedding({ model, apiKey: 'test-key', baseURL: served().baseURL });
+    const documents = await embedding.getTextEmbeddings(['red apple', 'green pear']);
+    const query = await embedding.getQueryEmbedding({ type: 'text', text: 'red apple' });
+    expect(documents).toHaveLength(2);
+    expect(documents[0].every((value) => Number.isFinite(value))).toBe(true);
     expect(query).toEqual(documents[0]);
     expect(query).not.toEqual(documents[1]);
   });
