@@ -50,7 +50,21 @@ export function pauseBodies(plan: PausePlan): Array<{ label: string; body: strin
     { label: `${plan.manyMessages} short messages`, body: many(plan.manyMessages, 0) },
     { label: `${plan.manyMessages} messages of 8 text parts`, body: many(plan.manyMessages, 8) },
     { label: '10,000 short messages (over the limit: refused)', body: many(10_000, 0) },
+    // 2 + 2,000 x 12 = 24,002 objects and arrays: the most limits.maxJsonNodes (25,000) lets through.
+    {
+      label: `${plan.manyMessages} messages of 10 text parts (most objects allowed)`,
+      body: many(plan.manyMessages, 10),
+    },
+    // 1.6 million short strings: what JSON.parse alone costs (the bare proxy pays it too); refused after.
+    { label: '8 MiB of short strings (parse only: refused)', body: shortStrings(8 * 1024 * 1024 - 1024) },
   ];
+}
+
+/** A chat body of about `bytes` whose size is one list of short strings (a `stop` list, which validation refuses). */
+function shortStrings(bytes: number): string {
+  const head = '{"model":"stub","messages":[{"role":"user","content":"hi"}],"stop":[';
+  const count = Math.floor((bytes - head.length - 2) / 5);
+  return `${head}${Array.from({ length: count }, () => '"ab"').join(',')}]}`;
 }
 
 /** One round per kind of body (and one with none first), the gaps measured on `streaming`. */

@@ -119,6 +119,15 @@ export class LimitsConfig {
   @Min(8)
   @Max(256)
   maxJsonDepth: number = 64;
+
+  /**
+   * Objects and arrays a JSON body may hold in all; more get 400 before validation. What one
+   * request's checks hold the event loop for grows with their count (about 50 ms at the default
+   * on the costliest shape, docs/benchmarks.md "Loop pauses"); an agent's turn holds a few hundred.
+   */
+  @IsInt()
+  @Min(100)
+  maxJsonNodes: number = 25_000;
 }
 
 export class ShutdownConfig {

@@ -225,7 +225,7 @@ describe('a fuzz pass of 2,400 malformed and hostile bodies', () => {
   beforeAll(async () => {
     gateway = await startGateway({
       server: { bodyLimitBytes: 1024 * 1024 },
-      limits: { maxMessages: 50 },
+      limits: { maxMessages: 50, maxJsonNodes: 1000 },
       models: [
         { name: 'stub', engine: 'stub' },
         { name: 'capped', engine: 'stub', maxTokensLimit: 64 },
@@ -398,6 +398,30 @@ describe('a fuzz pass of 2,400 malformed and hostile bodies', () => {
       param: 'input',
       code: 'too_many_messages',
     });
+  });
+
+  it('refuses a body of more objects and arrays than limits.maxJsonNodes before validation, in each protocol’s shape', async () => {
+    // 40 messages (within maxMessages) of 30 parts each: 1,282 objects and arrays.
+    const parts = Array.from({ length: 30 }, () => ({ type: 'text', text: 'x' }));
+    const messages = Array.from({ length: 40 }, () => ({ role: 'user', content: parts }));
+    const post = (path: string, body: unknown) =>
+      fetch(gateway.url + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const chat = await post('/v1/chat/completions', { model: 'stub', messages });
+    expect(chat.status).toBe(400);
+    expect((await readJson(chat)).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'too_many_json_nodes',
+      message: 'The request body holds more than 1000 objects and arrays.',
+    });
+    const anthropic = await post('/v1/messages', { model: 'stub', max_tokens: 8, messages });
+    expect(anthropic.status).toBe(400);
+    expect(await readJson(anthropic)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    const within = await post('/v1/chat/completions', { model: 'stub', messages: messages.slice(0, 20) });
+    expect(within.status).toBe(200);
   });
 });
 

@@ -1,5 +1,4 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
 import { type ValidationError, validateSync, type ValidatorOptions } from 'class-validator';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { flattenValidationErrors } from '../../errors/format-validation-errors.js';
@@ -62,14 +61,14 @@ function validateBody(metatype: Function, value: object): { entity: object; erro
 
 /**
  * The compiled transform and checker decide (compiled-transform.ts, compiled-checker.ts);
- * class-transformer and class-validator run only on a body they
- * refuses, to word the errors, and has the last word.
+ * class-validator runs only on a body the checker refuses, to word the errors, and has the last
+ * word. It reads the compiled copy, which equals class-transformer's (the differential spec pins
+ * it): copying a hostile body again with class-transformer cost seconds (docs/benchmarks.md).
  */
 function validate(metatype: Function, value: object): { entity: object; errors: ValidationError[] } {
   const entity = toInstance(metatype as new () => object, value);
   if (passesValidation(entity)) return { entity, errors: [] };
-  const fresh = plainToInstance(metatype as new () => object, value);
-  return { entity: fresh, errors: validateSync(fresh, VALIDATOR_OPTIONS) };
+  return { entity, errors: validateSync(entity, VALIDATOR_OPTIONS) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { nestsDeeperThan, strictJsonBodyParser } from './strict-json-body-parser.js';
+import { jsonShapeBeyond, nestsDeeperThan, strictJsonBodyParser } from './strict-json-body-parser.js';
 
 describe('strictJsonBodyParser', () => {
   const parse = (bytes: number[] | Buffer) =>
@@ -60,5 +60,16 @@ describe('nestsDeeperThan', () => {
     for (let level = 0; level < 100_000; level += 1) built = [built];
     expect(nestsDeeperThan(built, 64)).toBe(true);
     expect(nestsDeeperThan(built, 200_000)).toBe(false);
+  });
+});
+
+describe('jsonShapeBeyond', () => {
+  it('counts every object and array, the body itself included, and says which limit a body passes', () => {
+    const body = { messages: [{ content: [{}, {}] }, { content: [] }] };
+    // body, messages, two messages, two content arrays, two parts: 8.
+    expect(jsonShapeBeyond(body, 64, 8)).toBeUndefined();
+    expect(jsonShapeBeyond(body, 64, 7)).toBe('many');
+    expect(jsonShapeBeyond(body, 3, 8)).toBe('deep');
+    expect(jsonShapeBeyond('text', 1, 0)).toBeUndefined();
   });
 });

@@ -8,14 +8,16 @@ type ParserDone = (error: Error | null, body?: unknown) => void;
  * keys), behind two checks that keep hostile bodies away from validation:
  * - the bytes must be valid UTF-8 (a lossy decode would silently turn them into U+FFFD);
  * - objects and arrays may nest at most `maxDepth` deep: class-transformer and class-validator
- *   recurse, and a body of 10,000 nested arrays would otherwise exhaust their stack.
+ *   recurse, and a body of 10,000 nested arrays would otherwise exhaust their stack;
+ * - a body holds at most `maxNodes` objects and arrays, which bounds how long its checks hold
+ *   the event loop every other stream shares.
  * Both failures are 400s in the client's protocol shape.
  *
  * An empty body is no body (`undefined`), not an error: SDKs send `content-type:
  * application/json` with nothing after it on routes that take none (the OpenAI Python SDK's
  * delete and cancel). A route that needs a body refuses `undefined` when it validates it.
  */
-export function strictJsonBodyParser(fastify: FastifyInstance, maxDepth: number) {
+export function strictJsonBodyParser(fastify: FastifyInstance, maxDepth: number, maxNodes = Infinity) {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   const decoder = new TextDecoder('utf-8', { fatal: true });
   return (request: FastifyRequest, body: Buffer, done: ParserDone): void => {
@@ -33,14 +35,20 @@ export function strictJsonBodyParser(fastify: FastifyInstance, maxDepth: number)
     // Fastify's parser calls back; its returned promise carries nothing this parser needs.
     void parseJson(request, text, (error: Error | null, value?: unknown) => {
       if (error) return done(error);
-      if (nestsDeeperThan(value, maxDepth)) {
+      const shape = jsonShapeBeyond(value, maxDepth, maxNodes);
+      if (shape === 'deep')
         return done(
           new GatewayError(
             'invalid_request',
             `The request body nests objects and arrays more than ${maxDepth} levels deep.`,
           ),
         );
-      }
+      if (shape === 'many')
+        return done(
+          new GatewayError('invalid_request', `The request body holds more than ${maxNodes} objects and arrays.`, {
+            code: 'too_many_json_nodes',
+          }),
+        );
       done(null, value);
     });
   };
@@ -48,14 +56,25 @@ export function strictJsonBodyParser(fastify: FastifyInstance, maxDepth: number)
 
 /** Whether `value` has an object or array more than `maxDepth` levels down; iterative, so any depth is safe. */
 export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  return jsonShapeBeyond(value, maxDepth, Infinity) === 'deep';
+}
+
+/**
+ * Where a parsed body goes past the limits: objects and arrays nested more than `maxDepth` deep
+ * (`deep`), or more than `maxNodes` of them in all (`many`: what validation costs grows with
+ * their count, docs/benchmarks.md "Loop pauses"); undefined within both. One iterative walk.
+ */
+export function jsonShapeBeyond(value: unknown, maxDepth: number, maxNodes: number): 'deep' | 'many' | undefined {
   const pending: Array<[unknown, number]> = [[value, 1]];
+  let nodes = 0;
   while (pending.length > 0) {
     const [node, depth] = pending.pop()!;
     if (typeof node !== 'object' || node === null) continue;
-    if (depth > maxDepth) return true;
+    if (depth > maxDepth) return 'deep';
+    if (++nodes > maxNodes) return 'many';
     for (const child of Array.isArray(node) ? node : Object.values(node)) {
       if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
     }
   }
-  return false;
+  return undefined;
 }
