@@ -11,7 +11,6 @@ const RUNTIME_EXPORTS = [
   'GantryMetrics',
   'GatewayError',
   'GenerationHook',
-  'GenerationInterceptor',
   'InferenceEngine',
   'ModelConfigBase',
   'RESUMING',
@@ -137,10 +136,5 @@ describe('the public entry (src/index.ts, the package’s exports["."])', () => 
     expectTypeOf<
       Parameters<NonNullable<Gantry.GenerationRequest['onResume']>>[0]
     >().toEqualTypeOf<Gantry.AnswerResume>();
-  });
-
-  it('keeps GenerationInterceptor as the deprecated name of GenerationHook', async () => {
-    const { GenerationHook, GenerationInterceptor } = await import('./index.js');
-    expect(GenerationInterceptor).toBe(GenerationHook);
   });
 });

@@ -56,11 +56,6 @@ export type {
 export type { ReadinessDetails } from './engine/readiness-details.js';
 export { EngineKind, type EngineKindOptions, type EngineKindProvider } from './engines/engine-kind.js';
 export { GatewayError, type FailureKind, type GatewayErrorOptions } from './errors/gateway-error.js';
-export {
-  GenerationHook,
-  GenerationInterceptor,
-  type GenerationOutcome,
-  type ObservedRequest,
-} from './observability/generation-hook.js';
+export { GenerationHook, type GenerationOutcome, type ObservedRequest } from './observability/generation-hook.js';
 export type { GenerationTelemetry, LifecycleSignal } from './observability/generation-telemetry.js';
 export { GantryMetrics } from './observability/metrics/gantry-metrics.js';

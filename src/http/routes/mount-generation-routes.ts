@@ -23,7 +23,7 @@ const GENERATION_GUARDS = [DrainingGuard, ApiKeyGuard] as const;
  * pipeline (generation-pipeline.ts): Gantry's guards, then every other `APP_GUARD` (plugins'), the
  * hooks of every GenerationHook (Gantry's and plugins'), the body's validation, and
  * ProtocolExceptionFilter for refusals, each resolved once, here. Nest's other global enhancers
- * (`APP_PIPE`, `APP_FILTER`, `APP_INTERCEPTOR`s that are not GenerationHooks) reach Nest's own
+ * (`APP_PIPE`, `APP_FILTER`, `APP_INTERCEPTOR`) reach Nest's own
  * routes only: each is named in a warning (unless `warnOfUnreachableEnhancers` is false: another
  * worker of the instance says it). Call it once the application is created, before it listens.
  */
