@@ -54,6 +54,7 @@ export type {
   PoolingPassResult,
 } from './engine/pooling.js';
 export type { ReadinessDetails } from './engine/readiness-details.js';
+export type { ReplicaLoad, ReplicaReport, ReportedReplica } from './engine/replica-report.js';
 export { EngineKind, type EngineKindOptions, type EngineKindProvider } from './engines/engine-kind.js';
 export { GatewayError, type FailureKind, type GatewayErrorOptions } from './errors/gateway-error.js';
 export { GenerationHook, type GenerationOutcome, type ObservedRequest } from './observability/generation-hook.js';
