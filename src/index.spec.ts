@@ -11,6 +11,7 @@ const RUNTIME_EXPORTS = [
   'GantryMetrics',
   'GatewayError',
   'GenerationHook',
+  'GenerationRouteMetadata',
   'InferenceEngine',
   'ModelConfigBase',
   'RESUMING',
