@@ -11,7 +11,7 @@ const RUNTIME_EXPORTS = [
   'GantryMetrics',
   'GatewayError',
   'GenerationHook',
-  'GenerationInterceptor',
+  'GenerationRouteMetadata',
   'InferenceEngine',
   'ModelConfigBase',
   'RESUMING',
@@ -52,6 +52,9 @@ const TYPE_EXPORTS = [
   'PoolingPassResult',
   'ReadinessDetails',
   'ReasoningDelta',
+  'ReplicaLoad',
+  'ReplicaReport',
+  'ReportedReplica',
   'ResumingEvent',
   'ResponseFormat',
   'SamplingParams',
@@ -119,6 +122,9 @@ describe('the public entry (src/index.ts, the package’s exports["."])', () => 
         Gantry.OutputCounters,
         Gantry.ReadinessDetails,
         Gantry.ReasoningDelta,
+        Gantry.ReplicaLoad,
+        Gantry.ReplicaReport,
+        Gantry.ReportedReplica,
         Gantry.ResponseFormat,
         Gantry.SamplingParams,
         Gantry.SystemMessage,
@@ -137,10 +143,5 @@ describe('the public entry (src/index.ts, the package’s exports["."])', () => 
     expectTypeOf<
       Parameters<NonNullable<Gantry.GenerationRequest['onResume']>>[0]
     >().toEqualTypeOf<Gantry.AnswerResume>();
-  });
-
-  it('keeps GenerationInterceptor as the deprecated name of GenerationHook', async () => {
-    const { GenerationHook, GenerationInterceptor } = await import('./index.js');
-    expect(GenerationInterceptor).toBe(GenerationHook);
   });
 });

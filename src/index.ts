@@ -1,7 +1,8 @@
 /**
  * Gantry's public entry (the package's `exports['.']`): what a plugin needs, and nothing of the
  * gateway's insides. A plugin is a Nest module listed under `plugins:`; its providers may be engine
- * kinds (`@EngineKind`), guards (Nest's `CanActivate` as `APP_GUARD`) and generation hooks
+ * kinds (`@EngineKind`), guards (Nest's `CanActivate` as `APP_GUARD`), the metadata those guards
+ * read on the generation routes (`@GenerationRouteMetadata`) and generation hooks
  * (`GenerationHook`). Import these from here only: the gateway finds a plugin's pieces by these
  * very classes. `src/index.spec.ts` pins the list, values and types.
  */
@@ -54,13 +55,10 @@ export type {
   PoolingPassResult,
 } from './engine/pooling.js';
 export type { ReadinessDetails } from './engine/readiness-details.js';
+export type { ReplicaLoad, ReplicaReport, ReportedReplica } from './engine/replica-report.js';
 export { EngineKind, type EngineKindOptions, type EngineKindProvider } from './engines/engine-kind.js';
 export { GatewayError, type FailureKind, type GatewayErrorOptions } from './errors/gateway-error.js';
-export {
-  GenerationHook,
-  GenerationInterceptor,
-  type GenerationOutcome,
-  type ObservedRequest,
-} from './observability/generation-hook.js';
+export { GenerationRouteMetadata } from './http/routes/generation-route-metadata.js';
+export { GenerationHook, type GenerationOutcome, type ObservedRequest } from './observability/generation-hook.js';
 export type { GenerationTelemetry, LifecycleSignal } from './observability/generation-telemetry.js';
 export { GantryMetrics } from './observability/metrics/gantry-metrics.js';

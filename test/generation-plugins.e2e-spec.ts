@@ -64,13 +64,13 @@ class ProvidedPlugin extends RecordingPlugin {
   protected readonly name = 'provided';
 }
 
-/** Registered as older plugins are: an APP_INTERCEPTOR. */
+/** A second one, under a token of its own: found all the same. */
 @Injectable()
-class AppInterceptorPlugin extends RecordingPlugin {
-  protected readonly name = 'app';
+class SecondPlugin extends RecordingPlugin {
+  protected readonly name = 'second';
 }
 
-@Module({ providers: [ProvidedPlugin, { provide: APP_INTERCEPTOR, useClass: AppInterceptorPlugin }] })
+@Module({ providers: [ProvidedPlugin, { provide: 'second-hook', useClass: SecondPlugin }] })
 class RecordingPluginsModule {}
 
 /** What the policy guard saw: each request's path and body model, in order. */
@@ -155,16 +155,16 @@ const APIS = [
 
 /** What both plugins see of a request that ran to completion: they run as nested interceptors, `provided` outermost. */
 function servedRun(events: string[]): string[] {
-  const eventLines = events.flatMap((event) => [`app:event ${event}`, `provided:event ${event}`]);
+  const eventLines = events.flatMap((event) => [`second:event ${event}`, `provided:event ${event}`]);
   return [
     'provided:start',
-    'app:start',
+    'second:start',
     'provided:accepted',
-    'app:accepted',
+    'second:accepted',
     'provided:admitted',
-    'app:admitted',
+    'second:admitted',
     ...eventLines,
-    'app:end completed',
+    'second:end completed',
     'provided:end completed',
   ];
 }
@@ -221,7 +221,7 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
       expect(response.status).toBe(400);
       expect(hasProtocolErrorShape(path, body)).toBe(true);
       expect(body).toMatchObject({ error: { type: 'invalid_request_error' } });
-      expect(log).toEqual(['provided:start', 'app:start', 'app:end rejected', 'provided:end rejected']);
+      expect(log).toEqual(['provided:start', 'second:start', 'second:end rejected', 'provided:end rejected']);
     }
   });
 
@@ -237,7 +237,7 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
       expect(events.filter((event) => event === 'text')).toHaveLength(3);
       expect(events.at(-1)).toBe('done');
       expect(log).toEqual(servedRun(events));
-      expect(texts.get('provided')).toBe(texts.get('app'));
+      expect(texts.get('provided')).toBe(texts.get('second'));
       expect(texts.get('provided')?.replace(/\s+/g, ' ').trim()).toBe('one two three');
     }
   });
@@ -247,10 +247,10 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
     const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
     expect(response.status).toBe(200);
     const events = log
-      .filter((entry) => entry.startsWith('app:event '))
-      .map((entry) => entry.slice('app:event '.length));
+      .filter((entry) => entry.startsWith('second:event '))
+      .map((entry) => entry.slice('second:event '.length));
     expect(log).toEqual(servedRun(events));
-    expect(texts.get('app')).toBe(body.choices[0].message.content);
+    expect(texts.get('second')).toBe(body.choices[0].message.content);
   });
 
   it('answers a per-key limit that its store decides (the guard’s promise) in the protocol’s shape, and no plugin sees the refused request', async () => {
@@ -274,7 +274,7 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
     expect(log).toEqual([]);
     holder.abort();
     await eventually(() => log.includes('provided:end client_closed'));
-    expect(log).toEqual(['app:end client_closed', 'provided:end client_closed']);
+    expect(log).toEqual(['second:end client_closed', 'provided:end client_closed']);
   });
 
   it('runs a plugin’s APP_GUARD after the API-key check, reading the parsed request, and lets the request through when it says so', async () => {
@@ -314,7 +314,7 @@ describe('generation routes: guards (Gantry’s and a plugin’s APP_GUARD), val
     expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).status).toBe(200);
   });
 
-  it('names, in one warning at start, each Nest enhancer that cannot reach the generation routes (not a guard, nor a GenerationHook registered as APP_INTERCEPTOR)', () => {
+  it('names, in one warning at start, each Nest enhancer that cannot reach the generation routes (not a guard)', () => {
     expect(logs.lines.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([
       "These Nest enhancers reach Nest's own routes only, not the generation routes (/v1/chat/completions, /v1/responses, /v1/messages, " +
         '/v1/completions, /v1/embeddings, /v1/rerank, /rerank, /v2/rerank, /v1/score): ' +

@@ -2,7 +2,7 @@ import { type ExecutionContext, Logger } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../config/config-loader.js';
-import type { ModelRegistry } from '../models/model-registry.js';
+import { ModelRegistry } from '../models/model-registry.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { ApiKeyGuard, presentedKey } from './api-key.guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
@@ -22,7 +22,7 @@ function contextFor(url: string, headers: Record<string, string>, response = new
 }
 
 function metricsWithoutModels(): GantryMetrics {
-  return new GantryMetrics({ list: () => [] } as unknown as ModelRegistry);
+  return new GantryMetrics(new ModelRegistry([]));
 }
 
 function guardFor(

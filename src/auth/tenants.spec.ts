@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/config-loader.js';
-import type { ModelRegistry } from '../models/model-registry.js';
+import { ModelRegistry } from '../models/model-registry.js';
 import { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyRing } from './api-key-ring.js';
@@ -34,7 +34,7 @@ function guarded() {
   const guard = new ApiKeyGuard(
     config,
     ring,
-    new KeyLimiter(new MemoryLimitStore(), new GantryMetrics({ list: () => [] } as unknown as ModelRegistry)),
+    new KeyLimiter(new MemoryLimitStore(), new GantryMetrics(new ModelRegistry([]))),
     callers,
   );
   const ask = (key: string) => {
@@ -131,7 +131,7 @@ describe('tenants of named keys', () => {
 
 describe('token budgets', () => {
   const limiterWith = (store = new MemoryLimitStore()) =>
-    new KeyLimiter(store, new GantryMetrics({ list: () => [] } as unknown as ModelRegistry));
+    new KeyLimiter(store, new GantryMetrics(new ModelRegistry([])));
   const refusalOf = (promise: Promise<unknown>) =>
     promise.then(
       () => undefined,

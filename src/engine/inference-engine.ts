@@ -8,6 +8,7 @@ import type {
   PoolingPassRequest,
   PoolingPassResult,
 } from './pooling.js';
+import type { ReplicaReport } from './replica-report.js';
 import { estimatePromptTokens } from './token-estimate.js';
 
 /**
@@ -56,6 +57,13 @@ export abstract class InferenceEngine {
   get defaultMaxConcurrency(): number {
     return Number.POSITIVE_INFINITY;
   }
+
+  /**
+   * The replicas behind the model, for `/metrics` (engine/replica-report.ts); absent: the engine
+   * has none to show. Read at each scrape, so it must be quick; read once more after `close()`
+   * for the final totals that a reload carries over to the next engine.
+   */
+  replicaReport?(): ReplicaReport;
 
   /** Releases what the engine holds (models, sockets); awaited at shutdown. */
   async close(): Promise<void> {}

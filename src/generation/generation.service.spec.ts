@@ -229,7 +229,7 @@ describe('GenerationService and the caller’s tenant', () => {
   function budgetedService() {
     const store = new MemoryLimitStore();
     const engine = new ManualEngine();
-    const limiter = new KeyLimiter(store, new GantryMetrics({ list: () => [] } as unknown as ModelRegistry));
+    const limiter = new KeyLimiter(store, new GantryMetrics(new ModelRegistry([])));
     return { store, engine, service: new GenerationService(models(engine), { limits: {} } as GatewayConfig, limiter) };
   }
 

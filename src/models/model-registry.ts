@@ -90,15 +90,17 @@ export function admissionLimitsOf(
 export class ModelRegistry {
   private byName = new Map<string, ModelRuntime>();
   private readonly admissions = new Map<string, ModelAdmission>();
-  /** Every engine not yet closed, retired ones included: all are closed at shutdown. */
-  private readonly open = new Set<EngineSlot>();
+  /** Every engine not yet closed, retired ones included, with its model's name: all are closed at shutdown. */
+  private readonly open = new Map<EngineSlot, string>();
   private applying: Promise<unknown> = Promise.resolve();
+  private readonly closeListeners: Array<(model: string, engine: InferenceEngine) => void> = [];
 
   constructor(
     models: ReadonlyArray<{ config: ModelConfig; engine: InferenceEngine }>,
     private readonly coordinator: AdmissionCoordinator = new LocalAdmission(),
   ) {
-    for (const { config, engine } of models) this.byName.set(config.name, this.runtime(config, this.slotOf(engine)));
+    for (const { config, engine } of models)
+      this.byName.set(config.name, this.runtime(config, this.slotOf(engine, config.name)));
   }
 
   /**
@@ -125,6 +127,19 @@ export class ModelRegistry {
   }
 
   /**
+   * Every engine not yet closed, by its model's name: those serving, and those a reload replaced
+   * that still finish requests (their counts still move: /metrics adds them up).
+   */
+  openEnginesByModel(): Array<{ model: string; engine: InferenceEngine }> {
+    return [...this.open].map(([slot, model]) => ({ model, engine: slot.engine }));
+  }
+
+  /** Calls `listener` with each engine once it has closed (its final counts are readable then). */
+  onEngineClosed(listener: (model: string, engine: InferenceEngine) => void): void {
+    this.closeListeners.push(listener);
+  }
+
+  /**
    * Serves `models` from now on. The engines of new and changed entries are built first; if one
    * fails, the ones built are closed, nothing changes and the error is thrown. An entry whose
    * engine keys did not change keeps its engine (a new `maxConcurrency` reloads no model).
@@ -137,7 +152,7 @@ export class ModelRegistry {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.open].map((slot) => slot.close()));
+    await Promise.allSettled([...this.open.keys()].map((slot) => slot.close()));
   }
 
   private async applyNow(models: readonly ModelConfig[], createEngine: EngineFactory): Promise<ModelChanges> {
@@ -146,7 +161,7 @@ export class ModelRegistry {
       for (const config of models) {
         const current = this.byName.get(config.name);
         if (current && sameEngineKeys(current.config, config)) continue;
-        built.set(config.name, this.slotOf(await startEngine(createEngine, config)));
+        built.set(config.name, this.slotOf(await startEngine(createEngine, config), config.name));
       }
     } catch (error) {
       await Promise.allSettled([...built.values()].map((slot) => slot.close()));
@@ -190,9 +205,12 @@ export class ModelRegistry {
     return new ModelRuntime(config, slot, admission);
   }
 
-  private slotOf(engine: InferenceEngine): EngineSlot {
-    const slot = new EngineSlot(engine, (closed) => this.open.delete(closed));
-    this.open.add(slot);
+  private slotOf(engine: InferenceEngine, model: string): EngineSlot {
+    const slot = new EngineSlot(engine, (closed) => {
+      this.open.delete(closed);
+      for (const listener of this.closeListeners) listener(model, engine);
+    });
+    this.open.set(slot, model);
     return slot;
   }
 }

@@ -1,5 +1,3 @@
-import type { ExecutionContext } from '@nestjs/common';
-import { lastValueFrom, of, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { AnswerResume } from '../engine/answer-resume.js';
 import type { EngineEvent } from '../engine/engine-event.js';
@@ -161,17 +159,5 @@ describe('GenerationHook.chain', () => {
     list.push(new RecordingHook('b', log));
     hooks.start(new GenerationTelemetry('chat'), { headers: {} });
     expect(log).toEqual(['a:start']);
-  });
-});
-
-describe('GenerationHook as a Nest interceptor (a plugin registered as APP_INTERCEPTOR)', () => {
-  it('lets a Nest route’s answer through untouched, running no hook', async () => {
-    const log: string[] = [];
-    const hook = new RecordingHook('a', log);
-    const answer$ = of('models', 'list');
-    const handled = hook.intercept({} as ExecutionContext, { handle: () => answer$ });
-    expect(handled).toBe(answer$);
-    expect(await lastValueFrom(handled.pipe(toArray()))).toEqual(['models', 'list']);
-    expect(log).toEqual([]);
   });
 });

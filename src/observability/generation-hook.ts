@@ -1,5 +1,3 @@
-import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
-import type { Observable } from 'rxjs';
 import type { AnswerResume } from '../engine/answer-resume.js';
 import type { EngineEvent } from '../engine/engine-event.js';
 import type { GenerationTelemetry, LifecycleSignal } from './generation-telemetry.js';
@@ -62,11 +60,12 @@ export interface GenerationHookChain {
  * lifecycle hooks in list order, `onEvent` and `onEnd` in reverse (inner ones see an event, and
  * the end, first). Gantry's own come first (request log, metrics, tracing), then plugins'.
  *
- * A Nest interceptor in name only: its `intercept` lets everything through, so that a hook
- * registered as an `APP_INTERCEPTOR` still loads (Nest's own routes carry no generation). Not itself
- * `@Injectable()`, so that a subclass without a constructor of its own is made with no arguments.
+ * Not a Nest interceptor: the generation routes are not Nest's, and Nest's own routes carry no
+ * generation, so a hook registered as an `APP_INTERCEPTOR` is refused at start (by Nest: no `intercept`).
+ * Not itself `@Injectable()`, so that a subclass without a constructor of its own is made with no
+ * arguments.
  */
-export abstract class GenerationHook implements NestInterceptor {
+export abstract class GenerationHook {
   /** The mark every copy of Gantry recognises (see isGenerationHook). */
   declare readonly [GENERATION_HOOK]: true;
 
@@ -78,11 +77,6 @@ export abstract class GenerationHook implements NestInterceptor {
   protected onResumed(_telemetry: GenerationTelemetry, _resume: AnswerResume): void {}
   protected onEvent(_telemetry: GenerationTelemetry, _event: EngineEvent): void {}
   protected onEnd(_telemetry: GenerationTelemetry, _outcome: GenerationOutcome): void {}
-
-  /** Lets Nest's routes through untouched (see above). */
-  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle();
-  }
 
   /**
    * The hooks of `hooks`, the first one outermost, as one set of calls: nothing per request. Each
@@ -167,8 +161,3 @@ export function isUnmarkedGenerationHook(value: unknown): boolean {
   }
   return false;
 }
-
-/** @deprecated Renamed `GenerationHook` (it is not a Nest interceptor); this name goes in the next release. */
-export const GenerationInterceptor = GenerationHook;
-/** @deprecated Renamed `GenerationHook`. */
-export type GenerationInterceptor = GenerationHook;

@@ -1,5 +1,5 @@
 import { Injectable, Module, Scope } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { describe, expect, it } from 'vitest';
 import { GenerationHook } from './generation-hook.js';
@@ -11,7 +11,7 @@ class BuiltIn extends GenerationHook {}
 class Provided extends GenerationHook {}
 
 @Injectable()
-class AsAppInterceptor extends GenerationHook {}
+class AlsoProvided extends GenerationHook {}
 
 @Injectable()
 class NotAHook {}
@@ -22,7 +22,7 @@ class RequestScoped extends GenerationHook {}
 @Injectable({ scope: Scope.TRANSIENT })
 class Transient extends GenerationHook {}
 
-@Module({ providers: [Provided, NotAHook, { provide: APP_INTERCEPTOR, useClass: AsAppInterceptor }] })
+@Module({ providers: [Provided, NotAHook, { provide: 'also', useClass: AlsoProvided }] })
 class PluginModule {}
 
 async function hooksWith(
@@ -43,7 +43,7 @@ describe('GenerationHooks', () => {
         .slice(1)
         .map((hook) => hook.constructor.name)
         .sort(),
-    ).toEqual(['AsAppInterceptor', 'Provided']);
+    ).toEqual(['AlsoProvided', 'Provided']);
   });
 
   it('refuses a request-scoped or transient GenerationHook: the routes resolve theirs once', async () => {

@@ -4,9 +4,9 @@ import { isGenerationHook, isUnmarkedGenerationHook, type GenerationHook } from 
 /**
  * Every GenerationHook of the application, in the order they run (the first outermost): Gantry's
  * own (request log, metrics, tracing: those switched on), then those of plugins, found through
- * Nest's DiscoveryService among the providers of every module, whatever their token (a plain
- * provider, or an `APP_INTERCEPTOR`), each once, by their mark (`isGenerationHook`): a plugin's
- * hook counts whichever copy of Gantry it extends.
+ * Nest's DiscoveryService among the providers of every module, whatever their token, each once,
+ * by their mark (`isGenerationHook`): a plugin's hook counts whichever copy of Gantry it extends.
+ * One registered as an `APP_INTERCEPTOR` refuses the start (Nest's check: it has no `intercept`).
  */
 export class GenerationHooks {
   constructor(

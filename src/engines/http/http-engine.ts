@@ -7,6 +7,7 @@ import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { DispatchGate, GatedEngine } from '../../engine/dispatch-gate.js';
 import type { ReadinessDetails } from '../../engine/readiness-details.js';
+import type { ReplicaReport } from '../../engine/replica-report.js';
 import type * as Pooling from '../../engine/pooling.js';
 import { UpstreamPooling } from './upstream-pooling.js';
 import { AffinityRouter } from './affinity-router.js';
@@ -17,6 +18,7 @@ import { FailoverCounters, type ResumeCount } from './failover-counters.js';
 import { engineFiguresOf, fleetLoadFor, type FleetLoadParts, type ReplicaEngineFigures } from './fleet-load-wiring.js';
 import { exhaustedError } from './fleet-messages.js';
 import { HealthChecker } from './health-checker.js';
+import { httpReplicaReport } from './http-replica-report.js';
 import type { ProbeResult } from './health-probe.js';
 import { cutError, MidStreamFailover, type Continuation, type ResumeFailure } from './mid-stream-failover.js';
 import { prefixAffinityPosition } from './prefix-affinity-key.js';
@@ -317,6 +319,17 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
   /** Each replica's engine figures from its metrics; empty when they are not read. */
   engineFigures(): ReplicaEngineFigures[] {
     return this.fleetLoad ? engineFiguresOf(this.fleetLoad, this.pool.replicas) : [];
+  }
+
+  /** What `/metrics` shows of the fleet (engine/replica-report.ts). */
+  override replicaReport(): ReplicaReport {
+    return httpReplicaReport({
+      states: this.replicaStates(),
+      traffic: this.replicaTraffic(),
+      figures: this.engineFigures(),
+      resumes: this.streamResumes(),
+      resumeFailures: this.resumeFailures(),
+    });
   }
 
   /** `/ready` shows each replica's state beside the model's readiness. */

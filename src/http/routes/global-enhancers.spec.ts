@@ -1,7 +1,15 @@
 import { type CanActivate, Injectable, Module, Scope } from '@nestjs/common';
-import { APP_GUARD, APP_PIPE, ApplicationConfig, DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import {
+  APP_GUARD,
+  APP_INTERCEPTOR,
+  APP_PIPE,
+  ApplicationConfig,
+  DiscoveryModule,
+  DiscoveryService,
+} from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { describe, expect, it } from 'vitest';
+import { GenerationHook } from '../../observability/generation-hook.js';
 import { globalEnhancers } from './global-enhancers.js';
 
 @Injectable()
@@ -24,12 +32,19 @@ class SomePipe {
   }
 }
 
-/** What globalEnhancers reads of an application whose plugin provides `guard` and a pipe. */
-async function applicationWith(guard: new () => CanActivate): Promise<[DiscoveryService, ApplicationConfig]> {
+@Injectable()
+class HookAsInterceptor extends GenerationHook {}
+
+/** What globalEnhancers reads of an application whose plugin provides `guard` and a pipe (and `interceptor`). */
+async function applicationWith(
+  guard: new () => CanActivate,
+  interceptor?: new () => object,
+): Promise<[DiscoveryService, ApplicationConfig]> {
   @Module({
     providers: [
       { provide: APP_GUARD, useClass: guard },
       { provide: APP_PIPE, useClass: SomePipe },
+      ...(interceptor ? [{ provide: APP_INTERCEPTOR, useClass: interceptor }] : []),
     ],
   })
   class PluginModule {}
@@ -50,6 +65,12 @@ describe('globalEnhancers', () => {
     );
     expect(globalEnhancers.bind(undefined, ...(await applicationWith(TransientGuard)), [])).toThrow(
       /APP_GUARD TransientGuard is request-scoped or transient/,
+    );
+  });
+
+  it('never sees a GenerationHook registered as an APP_INTERCEPTOR: it is no interceptor, and Nest refuses the start', async () => {
+    await expect(applicationWith(SingletonGuard, HookAsInterceptor)).rejects.toThrow(
+      /HookAsInterceptor\) doesn't provide the "intercept" method/,
     );
   });
 });

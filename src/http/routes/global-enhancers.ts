@@ -1,6 +1,5 @@
 import type { CanActivate } from '@nestjs/common';
 import type { ApplicationConfig, DiscoveryService } from '@nestjs/core';
-import { isGenerationHook } from '../../observability/generation-hook.js';
 
 /** What the application's `APP_GUARD`, `APP_PIPE`, `APP_FILTER` and `APP_INTERCEPTOR` providers mean for the generation routes. */
 export interface GlobalEnhancers {
@@ -18,10 +17,11 @@ const TOKEN_OF_SUBTYPE: Record<string, string> = {
 
 /**
  * Sorts the application's global enhancers, found through Nest's DiscoveryService (each such
- * provider's wrapper says which kind it is): guards join the generation routes; pipes, filters,
- * and interceptors that are not GenerationHooks cannot (those routes are not Nest's) and are
- * named. `own` are Gantry's, which the routes already run (its guards, its exception filter). A
- * request-scoped or transient APP_GUARD is refused.
+ * provider's wrapper says which kind it is): guards join the generation routes; pipes, filters
+ * and interceptors cannot (those routes are not Nest's) and are named. `own` are Gantry's, which
+ * the routes already run (its guards, its exception filter). A request-scoped or transient
+ * APP_GUARD is refused. (A GenerationHook registered as an APP_INTERCEPTOR never gets here: Nest
+ * refuses the start, the hook having no `intercept`.)
  */
 export function globalEnhancers(
   discovery: DiscoveryService,
@@ -43,9 +43,7 @@ export function globalEnhancers(
     if (wrapper.subtype === undefined || typeof instance !== 'object' || instance === null || own.includes(instance))
       continue;
     if (wrapper.subtype === 'guard') guards.push(instance as CanActivate);
-    else if (!(wrapper.subtype === 'interceptor' && isGenerationHook(instance))) {
-      unreachable.push(`${TOKEN_OF_SUBTYPE[wrapper.subtype] ?? wrapper.subtype} ${instance.constructor.name}`);
-    }
+    else unreachable.push(`${TOKEN_OF_SUBTYPE[wrapper.subtype] ?? wrapper.subtype} ${instance.constructor.name}`);
   }
   return { guards, unreachable };
 }

@@ -13,6 +13,7 @@ import { generationHandler, type GenerationPlugins } from './generation-pipeline
 import { GenerationRoutes } from './generation-routes.js';
 import { PoolingRoutes } from './pooling-routes.js';
 import { globalEnhancers } from './global-enhancers.js';
+import { generationRouteTargets } from './generation-route-metadata.js';
 import { NestGuardCheck } from './nest-guard-check.js';
 
 /** Gantry's guards of the generation routes, in the order they run: a draining gateway refuses before keys are checked. */
@@ -23,14 +24,16 @@ const GENERATION_GUARDS = [DrainingGuard, ApiKeyGuard] as const;
  * pipeline (generation-pipeline.ts): Gantry's guards, then every other `APP_GUARD` (plugins'), the
  * hooks of every GenerationHook (Gantry's and plugins'), the body's validation, and
  * ProtocolExceptionFilter for refusals, each resolved once, here. Nest's other global enhancers
- * (`APP_PIPE`, `APP_FILTER`, `APP_INTERCEPTOR`s that are not GenerationHooks) reach Nest's own
+ * (`APP_PIPE`, `APP_FILTER`, `APP_INTERCEPTOR`) reach Nest's own
  * routes only: each is named in a warning (unless `warnOfUnreachableEnhancers` is false: another
  * worker of the instance says it). Call it once the application is created, before it listens.
  */
 export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnreachableEnhancers = true } = {}): void {
   const gantryGuards = GENERATION_GUARDS.map((guard) => app.get(guard));
   const errors = app.get(ProtocolExceptionFilter);
-  const enhancers = globalEnhancers(app.get(DiscoveryService), app.get(ApplicationConfig), [...gantryGuards, errors]);
+  const discovery = app.get(DiscoveryService);
+  const enhancers = globalEnhancers(discovery, app.get(ApplicationConfig), [...gantryGuards, errors]);
+  const targets = generationRouteTargets(discovery);
   const hooks = GenerationHook.chain(app.get(GenerationHooks).list(), new HookFailures(app.get(GantryMetrics)).report);
   const fastify = app.getHttpAdapter().getInstance();
   const routes = [...app.get(GenerationRoutes).routes, ...app.get(PoolingRoutes).routes];
@@ -38,7 +41,9 @@ export function mountGenerationRoutes(app: NestFastifyApplication, { warnOfUnrea
     const plugins: GenerationPlugins = {
       guards: [
         ...gantryGuards,
-        ...enhancers.guards.map((guard) => new NestGuardCheck(guard, GenerationRoutes, route.handle)),
+        ...enhancers.guards.map(
+          (guard) => new NestGuardCheck(guard, targets.routeClass, targets.handlerOf(route.protocol.api)),
+        ),
       ],
       hooks,
       errors,

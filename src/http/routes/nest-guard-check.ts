@@ -30,8 +30,9 @@ export class NestGuardCheck implements RequestGuard {
 /**
  * The ExecutionContext of a generation request, as a guard reads it on Nest's routes: an `http`
  * context whose request and response are Fastify's (the request's body parsed, not yet
- * validated). `getClass` is the class that serves the generation routes, `getHandler` the route's
- * handler; neither carries decorator metadata.
+ * validated). `getClass` is the generation routes' class, `getHandler` the route's API's handler
+ * (named after it: `chat`, `embeddings`), both carrying the metadata plugins give them with
+ * `@GenerationRouteMetadata`, so that a guard reads it with Nest's `Reflector` as on a controller.
  */
 class GenerationRouteContext implements ExecutionContext, HttpArgumentsHost {
   constructor(

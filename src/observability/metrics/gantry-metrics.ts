@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { HttpEngine } from '../../engines/http/http-engine.js';
 import { ModelRegistry } from '../../models/model-registry.js';
-import { registerEngineFigureMetrics } from './engine-figure-metrics.js';
+import { registerReplicaMetrics } from './replica-metrics.js';
 import { RouteSeries, type RouteLabels } from './route-series.js';
 import { SeriesCounter, SeriesGauge } from './series-counter-gauge.js';
 import { SeriesHistogram } from './series-histogram.js';
@@ -10,38 +9,6 @@ import { TenantSeries } from './tenant-series.js';
 
 const ROUTE_LABELS = ['model', 'api', 'engine'] as const;
 
-/** The models served by upstream fleets, by name: the per-replica series read their engines. */
-function* httpEngines(models: ModelRegistry): Generator<[string, HttpEngine]> {
-  for (const model of models.list()) if (model.engine instanceof HttpEngine) yield [model.config.name, model.engine];
-}
-
-/** One labelled count an HTTP engine reports (its model's label is added). */
-interface EngineRow {
-  labels: Record<string, string>;
-  count: number;
-}
-
-/**
- * A counter read from every HTTP engine at scrape time, `model` first among its labels; reset
- * first, so that a model a reload removed leaves it.
- */
-function engineCounter(
-  registry: Registry,
-  models: ModelRegistry,
-  definition: { name: string; help: string; labelNames: string[] },
-  rows: (engine: HttpEngine) => EngineRow[],
-): void {
-  new Counter({
-    ...definition,
-    labelNames: ['model', ...definition.labelNames],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [model, engine] of httpEngines(models))
-        for (const { labels, count } of rows(engine)) this.inc({ model, ...labels }, count);
-    },
-  });
-}
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const GAP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56];
 
@@ -182,56 +149,7 @@ export class GantryMetrics {
         for (const model of models.list()) this.set({ model: model.config.name }, model.admission.running);
       },
     });
-    new Gauge({
-      name: 'gantry_upstream_replica_healthy',
-      help: '1 when an upstream replica passes its health checks, else 0.',
-      labelNames: ['model', 'replica'],
-      registers: [this.registry],
-      // With workers, each checks the replica: healthy for the instance when every worker says so.
-      aggregator: 'min',
-      collect() {
-        this.reset();
-        for (const [model, engine] of httpEngines(models)) {
-          for (const replica of engine.replicaStates())
-            this.set({ model, replica: replica.url }, replica.healthy ? 1 : 0);
-        }
-      },
-    });
-    registerEngineFigureMetrics(this.registry, models);
-    const fromEngines = (name: string, help: string, labelNames: string[], rows: (engine: HttpEngine) => EngineRow[]) =>
-      engineCounter(this.registry, models, { name, help, labelNames }, rows);
-    fromEngines(
-      'gantry_upstream_requests_total',
-      'Requests sent to each upstream replica (retries included).',
-      ['replica'],
-      (engine) =>
-        engine.replicaTraffic().map((replica) => ({ labels: { replica: replica.url }, count: replica.requests })),
-    );
-    fromEngines(
-      'gantry_stream_resumes_total',
-      'Answers an upstream replica failed in the middle of, continued on another replica, by the replica that failed and what cut them (reset, status, error, stall).',
-      ['replica', 'reason'],
-      (engine) => engine.streamResumes().map(({ replica, reason, count }) => ({ labels: { replica, reason }, count })),
-    );
-    fromEngines(
-      'gantry_stream_resume_failures_total',
-      'Answers cut in the middle that mid-stream failover did not continue, by why (spent, not_continuable, refused, no_replica); each ended in-band.',
-      ['reason'],
-      (engine) => engine.resumeFailures().map(({ reason, count }) => ({ labels: { reason }, count })),
-    );
-    fromEngines(
-      'gantry_upstream_affinity_overrides_total',
-      'Requests a replica was the prefix-affinity choice for but passed on to the next one on the ring, being over the load bound.',
-      ['replica'],
-      (engine) =>
-        engine
-          .replicaTraffic()
-          .flatMap((replica) =>
-            replica.affinityOverrides === undefined
-              ? []
-              : [{ labels: { replica: replica.url }, count: replica.affinityOverrides }],
-          ),
-    );
+    registerReplicaMetrics(this.registry, models);
   }
 
   /** A histogram by route (model, API, engine), in this registry. */

@@ -2,7 +2,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { GantryMetrics } from './gantry-metrics.js';
 import { SeriesCounter, SeriesGauge } from './series-counter-gauge.js';
-import type { ModelRegistry } from '../../models/model-registry.js';
+import { ModelRegistry } from '../../models/model-registry.js';
 
 const config = (registry: Registry, name: string) => ({
   name,
@@ -53,7 +53,7 @@ describe('SeriesCounter and SeriesGauge', () => {
 });
 
 describe('GantryMetrics.route', () => {
-  const metrics = new GantryMetrics({ list: () => [] } as unknown as ModelRegistry);
+  const metrics = new GantryMetrics(new ModelRegistry([]));
 
   it('resolves a route once and records into the same series as the label API', async () => {
     const route = metrics.route({ model: 'm', api: 'chat', engine: 'stub' });
