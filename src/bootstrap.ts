@@ -85,7 +85,11 @@ export async function createGateway(
   // Only JSON bodies (`application/json`, any `+json`): anything else gets 415 instead of
   // confusing validation errors.
   adapter.getInstance().removeContentTypeParser('text/plain');
-  const jsonParser = strictJsonBodyParser(adapter.getInstance(), config.limits.maxJsonDepth, config.limits.maxJsonNodes);
+  const jsonParser = strictJsonBodyParser(
+    adapter.getInstance(),
+    config.limits.maxJsonDepth,
+    config.limits.maxJsonNodes,
+  );
   app.useBodyParser('application/json', { bodyLimit: server.bodyLimitBytes }, jsonParser);
   app.useBodyParser(JSON_SUFFIX_MEDIA_TYPE, { bodyLimit: server.bodyLimitBytes }, jsonParser);
   app.useGlobalPipes(new RequestValidationPipe());
