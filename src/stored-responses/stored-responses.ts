@@ -7,11 +7,11 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { ThrottledWarning } from '../observability/logging/throttled-warning.js';
 import type { GantryMetrics } from '../observability/metrics/gantry-metrics.js';
 import { NOT_KEPT, type ResponseKeeping } from '../protocols/openai-responses/response-object.js';
-import type { ResponsesInputItem } from '../protocols/openai-responses/responses-input.js';
 import type { ResponsesRequestDto } from '../protocols/openai-responses/responses-request.dto.js';
 import type { SseFrame } from '../protocols/sse/sse-frame.js';
 import { asInput, conversationOf, referencedIds, storedInputItems } from './conversation-items.js';
-import { conversationBytes, jsonBytes, ResolvedInputBudget } from './resolved-input-budget.js';
+import { previousChain, resolveItemReferences } from './continued-input.js';
+import { jsonBytes, ResolvedInputBudget } from './resolved-input-budget.js';
 import { LeaseWatch } from './lease-watch.js';
 import { ResponseScope } from './response-scope.js';
 import { STORE_UNAVAILABLE, storeUnavailable } from './event-log-rules.js';
@@ -49,14 +49,11 @@ export interface StoredResponsesOptions {
 
 const DEFAULTS = new ResponsesConfig();
 
-/** How a write of a kept response's state went: written; refused (it is not kept, or its final state stands); or the store failed. */
 /**
  * How a state write went: `written`; `refused` (the response is gone or already ended);
  * `too_large` (larger than the store holds: it never will take it); `failed` (the store failed).
  */
 export type StateWrite = 'written' | 'refused' | 'too_large' | 'failed';
-/** A chain of `previous_response_id`s longer than this is refused (a loop, or a runaway client). */
-const MAX_CHAIN = 10_000;
 /** Where a running background response keeps its lease (taken off before anyone reads it). */
 const LEASE_FIELD = 'gantry_lease_until';
 const LEASE_RENEWALS = 3;
@@ -140,9 +137,16 @@ export class StoredResponses {
     const references = referencedIds(body.input);
     // The request's own input counts too, once it brings in stored parts (alone, the body limit bounds it).
     if (references.length > 0 || body.previous_response_id !== undefined) budget.spend(jsonBytes(body.input), 'input');
-    const own = await this.resolveReferences(scope, body.input, references, budget);
+    const own = await resolveItemReferences(body.input, references, budget, scope, (ids, maxBytes) =>
+      this.guarded('read', () => this.requireStore().items(ids, maxBytes)),
+    );
     const chain =
-      body.previous_response_id === undefined ? [] : await this.chain(scope, body.previous_response_id, budget);
+      body.previous_response_id === undefined
+        ? []
+        : await previousChain(body.previous_response_id, budget, async (id) => {
+            const found = await this.guarded('read', () => this.requireStore().get(scope.id(id)));
+            return found === undefined ? undefined : this.fromStore(scope, found);
+          });
     this.refresh(scope, chain);
     const history = conversationOf(chain);
     const { previous_response_id: _continued, background: _background, ...rest } = body;
@@ -338,75 +342,6 @@ export class StoredResponses {
 
   async close(): Promise<void> {
     await this.store?.close();
-  }
-
-  /** The response chain from `id` back to the first one, newest first. */
-  private async chain(scope: ResponseScope, id: string, budget: ResolvedInputBudget): Promise<StoredResponse[]> {
-    const chain: StoredResponse[] = [];
-    const seen = new Set<string>();
-    for (let next: string | null = id; next !== null;) {
-      if (seen.has(next) || chain.length >= MAX_CHAIN) {
-        throw new GatewayError(
-          'invalid_request',
-          `The chain of previous responses from '${id}' is too long or loops.`,
-          { param: 'previous_response_id' },
-        );
-      }
-      seen.add(next);
-      const current: string = next;
-      const found: StoredResponse | undefined = await this.guarded('read', () =>
-        this.requireStore().get(scope.id(current)),
-      );
-      const record = found === undefined ? undefined : this.fromStore(scope, found);
-      if (record === undefined) {
-        throw new GatewayError('invalid_request', `Previous response with id '${current}' not found.`, {
-          param: 'previous_response_id',
-          code: 'previous_response_not_found',
-        });
-      }
-      if (RUNNING_STATUSES.has(record.response.status)) {
-        throw new GatewayError(
-          'invalid_request',
-          `Previous response with id '${current}' is still ${record.response.status}; continue it once it has finished.`,
-          {
-            param: 'previous_response_id',
-          },
-        );
-      }
-      budget.spend(conversationBytes(record), 'previous_response_id');
-      chain.push(record);
-      next = record.previousResponseId;
-    }
-    return chain;
-  }
-
-  /**
-   * The input with each `item_reference` replaced by the stored item it names, each counted in
-   * `budget` every time it is named. The store reads each id once, and no further than the budget.
-   */
-  private async resolveReferences(
-    scope: ResponseScope,
-    input: string | ResponsesInputItem[],
-    references: readonly string[],
-    budget: ResolvedInputBudget,
-  ): Promise<string | ResponsesInputItem[]> {
-    if (typeof input === 'string' || references.length === 0) return input;
-    const found = await this.guarded('read', () => this.requireStore().items(scope.ids(references), budget.remaining));
-    const sizes = new Map<StoredItem, number>();
-    return input.map((item, index) => {
-      if (item.type !== 'item_reference') return item;
-      const stored = found.get(scope.id(item.id));
-      if (stored === undefined) {
-        throw new GatewayError('invalid_request', `Item with id '${item.id}' not found.`, {
-          param: `input[${index}].id`,
-          code: 'item_not_found',
-        });
-      }
-      let size = sizes.get(stored);
-      if (size === undefined) sizes.set(stored, (size = jsonBytes(stored)));
-      budget.spend(size, `input[${index}].id`);
-      return asInput(scope.clientItem(stored));
-    });
   }
 
   private requireStore(): ResponseStore {

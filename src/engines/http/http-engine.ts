@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { asyncScheduler, Observable, Subscription, type Observer, type OperatorFunction } from 'rxjs';
+import { Observable, type Observer, type OperatorFunction, type Subscription } from 'rxjs';
 import type { HttpModelConfig } from './http-model-config.js';
 import { MidStreamFailoverConfig } from './mid-stream-failover-config.js';
-import { ACCEPTED, countersAsAck, countersOf, RESUMING, type EngineEvent } from '../../engine/engine-event.js';
+import type { EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import { InferenceEngine } from '../../engine/inference-engine.js';
 import type { DispatchGate, GatedEngine } from '../../engine/dispatch-gate.js';
@@ -11,23 +11,25 @@ import type { ReplicaReport } from '../../engine/replica-report.js';
 import type * as Pooling from '../../engine/pooling.js';
 import { UpstreamPooling } from './upstream-pooling.js';
 import { AffinityRouter } from './affinity-router.js';
+import { AnswerRun, type AnswerPlan, type AnswerRunHost } from './answer-run.js';
 import { answerProgress } from './answer-progress.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
 import { FailoverCounters, type ResumeCount } from './failover-counters.js';
 import { engineFiguresOf, fleetLoadFor, type FleetLoadParts, type ReplicaEngineFigures } from './fleet-load-wiring.js';
 import { exhaustedError } from './fleet-messages.js';
+import { HeldFailureJudge } from './held-failures.js';
 import { HealthChecker } from './health-checker.js';
 import { httpReplicaReport } from './http-replica-report.js';
 import type { ProbeResult } from './health-probe.js';
-import { cutError, MidStreamFailover, type Continuation, type ResumeFailure } from './mid-stream-failover.js';
+import { MidStreamFailover, type Continuation, type ResumeFailure } from './mid-stream-failover.js';
 import { prefixAffinityPosition } from './prefix-affinity-key.js';
 import { ReplicaPool, type Replica, type ReplicaState, type ReplicaTraffic } from './replica-pool.js';
 import { passwordOf, secretRedactor, type Redact } from './secret-redactor.js';
 import { stallWatch } from './stall-watch.js';
 import { toUpstreamRequest, type AttemptOptions } from './upstream-completion-request.js';
 import { UpstreamConnection } from './upstream-connection.js';
-import { answerTimeoutError, UpstreamError, upstreamStallError } from './upstream-error.js';
+import { UpstreamError, upstreamStallError } from './upstream-error.js';
 import { countUpstreamPromptTokens } from './upstream-token-count.js';
 
 /**
@@ -65,9 +67,9 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
   private readonly pooling: UpstreamPooling;
   /** The engines' own state, when read (`load-aware`, `saturation`, `engineMetrics`). */
   private readonly fleetLoad?: FleetLoadParts;
-  /** Requests failed alike on every replica they tried, since the last log line about them (see judgeHeld). */
-  private poisonRequests = 0;
-  private poisonNotedAt = 0;
+  private readonly heldFailures: HeldFailureJudge;
+  /** What each AnswerRun asks of this engine. */
+  private readonly runHost: AnswerRunHost;
   private badUsageNotedAt = 0;
 
   constructor(private readonly config: HttpModelConfig) {
@@ -103,6 +105,21 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
       recordFailure: (replica, error) => this.recordFailure(replica, error),
       exhausted: (tried, lastError) => exhaustedError(this.config.name, this.pool.replicas.length, tried, lastError),
     });
+    this.heldFailures = new HeldFailureJudge(config.name, this.logger, (replica, error) =>
+      this.recordFailure(replica, error),
+    );
+    this.runHost = {
+      answerTimeoutMs: this.config.answerTimeoutMs,
+      attempt: (replica, body, options, decode, observer) => this.attempt(replica, body, options, decode, observer),
+      decoder: (whole, startedAt, continuesText) => this.decoder(whole, startedAt, continuesText),
+      judgeHeld: (held, served) => this.heldFailures.judge(held, served),
+      recordFailure: (replica, error) => this.recordFailure(replica, error),
+      exhausted: (triedCount, lastError) =>
+        exhaustedError(this.config.name, this.pool.replicas.length, triedCount, lastError),
+      countResumeFailure: (reason) => this.failoverCounters.countFailure(reason),
+      reportResume: (request, from, to, continuation, error) =>
+        this.reportResume(request, from, to, continuation, error),
+    };
     if (config.healthCheckIntervalMs > 0) {
       const targets = this.pool.replicas.map((replica) => ({ replica, connection: this.connections.get(replica)! }));
       this.healthChecker = new HealthChecker(
@@ -117,148 +134,32 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
   }
 
   generate(request: GenerationRequest): Observable<EngineEvent> {
-    return new Observable<EngineEvent>((subscriber) => {
-      const whole = request.stream === false && this.config.nonStreaming === 'json';
-      const { route, body: upstreamRequest } = toUpstreamRequest(request, {
-        upstreamModel: this.config.upstreamModel ?? this.config.name,
-        continuousUsage: this.config.continuousUsage,
-        whole,
-        disableReasoningWith: this.config.disableReasoningWith,
-      });
-      const body = JSON.stringify(upstreamRequest);
-      // Measured prefill runs from here, across retries, as the client waits.
-      const startedAt = performance.now();
-      const attempts = new Subscription();
-      const tried = new Set<Replica>();
-      const routed = this.affinity ?? (this.config.routing === 'load-aware' ? this.fleetLoad?.router : undefined);
-      const position = routed ? prefixAffinityPosition(request) : undefined;
-      // A whole JSON answer emits nothing before it is complete: its failures are retried as any before the first output.
-      const failover =
-        whole || route === 'completions' || !this.failoverPolicy.enabled
-          ? undefined
-          : new MidStreamFailover(request, upstreamRequest, this.failoverPolicy, startedAt);
-      const emit = failover
-        ? (event: EngineEvent) => subscriber.next(failover.pass(event))
-        : (event: EngineEvent) => subscriber.next(event);
-      let current: Replica | undefined;
-      // Told once, at the first replica that answers 200, whatever retries or continuations come after.
-      let accepted = false;
-      const onAccepted = () => {
-        if (accepted) return;
-        accepted = true;
-        subscriber.next(ACCEPTED);
-      };
-      // Set by the first output or `done`: from then on events pass straight through, and no retry.
-      let committed = false;
-      // The latest ack before that: each ack holds running totals, so the latest says it all.
-      let heldAck: EngineEvent | undefined;
-      // Reasoning the client is not shown is not output: an answer cut while the model reasons is
-      // retried whole, as one the client has seen nothing of. Its counters go on at once as an ack
-      // (usage counts those tokens, and a client that leaves meanwhile is charged them).
-      const hiddenReasoning = request.reasoningOutput === 'hide';
-      const observer: Observer<EngineEvent> = {
-        next: (event) => {
-          if (hiddenReasoning && event.type === 'reasoning') {
-            const ack = countersAsAck(event);
-            if (ack === undefined) return;
-            heldAck = undefined;
-            return emit(ack);
-          }
-          if (committed) return emit(event);
-          if (event.type === 'ack') {
-            heldAck = event;
-            return;
-          }
-          committed = true;
-          // An output piece that carries the counters says all the held ack did, and more.
-          if (heldAck && countersOf(event) === undefined) emit(heldAck);
-          heldAck = undefined;
-          emit(event);
-        },
-        error: (error: unknown) => {
-          heldAck = undefined;
-          if (!committed && error instanceof UpstreamError && error.retryable) tryNext(error);
-          else if (committed && failover) resume(failover, error);
-          else {
-            this.judgeHeld(held.splice(0), false);
-            subscriber.error(error);
-          }
-        },
-        complete: () => {
-          if (heldAck) emit(heldAck);
-          subscriber.complete();
-        },
-      };
-      // Error statuses before any output, held until the request shows whose they are (see judgeHeld).
-      const held: Array<{ replica: Replica; error: UpstreamError }> = [];
-      const onFailure = (replica: Replica, error: unknown) => {
-        if (!committed && error instanceof UpstreamError && error.status !== undefined && error.replicaFault)
-          held.push({ replica, error });
-        else this.recordFailure(replica, error);
-      };
-      const send = (replica: Replica, payload: string, from = startedAt, continuesText = false) => {
-        current = replica;
-        const accept = () => {
-          // Another replica took the prompt: the ones that refused it failed on their own.
-          this.judgeHeld(held.splice(0), true);
-          onAccepted();
-        };
-        attempts.add(
-          this.attempt(
-            replica,
-            payload,
-            { whole, route, traceHeaders: request.traceHeaders ?? {}, onAccepted: accept, onFailure },
-            this.decoder(whole, from, continuesText),
-            observer,
-          ),
-        );
-      };
-      const pick = (excluded: ReadonlySet<Replica>) =>
-        routed ? routed.pick(position!, excluded) : this.pool.pick(excluded);
-      const tryNext = (lastError?: UpstreamError) => {
-        const replica = pick(tried);
-        if (!replica) {
-          this.judgeHeld(held.splice(0), false);
-          subscriber.error(exhaustedError(this.config.name, this.pool.replicas.length, tried.size, lastError));
-          return;
-        }
-        tried.add(replica);
-        send(replica, body);
-      };
-      const failed = new Set<Replica>();
-      const resume = (answer: MidStreamFailover, error: unknown) => {
-        const decision = answer.decide(error, performance.now());
-        if (decision.kind === 'finish') {
-          subscriber.next(decision.event);
-          subscriber.complete();
-          return;
-        }
-        if (decision.kind === 'end') {
-          if (decision.failure) this.failoverCounters.countFailure(decision.failure);
-          subscriber.error(decision.error);
-          return;
-        }
-        const from = current!;
-        failed.add(from);
-        // Never a replica that is down; one that failed this answer only when no other is up.
-        const next = pick(failed) ?? pick(new Set());
-        if (!next) {
-          this.failoverCounters.countFailure('no_replica');
-          subscriber.error(cutError(error as UpstreamError, ' No other replica could continue the answer.'));
-          return;
-        }
-        this.reportResume(request, from, next, decision, error as UpstreamError);
-        // The keep-alive beats again until the continuation's first output.
-        subscriber.next(RESUMING);
-        // Continued only after the answer's text began (see MidStreamFailover): what comes is text.
-        send(next, JSON.stringify(decision.body), decision.startedAt, true);
-      };
-      const capMs = this.config.answerTimeoutMs;
-      // Torn down with the attempts: the client's error ends them, as a hang-up would.
-      if (capMs > 0) attempts.add(asyncScheduler.schedule(() => subscriber.error(answerTimeoutError(capMs)), capMs));
-      tryNext();
-      return attempts;
+    return new Observable<EngineEvent>((subscriber) =>
+      new AnswerRun(this.runHost, this.plan(request), subscriber).start(),
+    );
+  }
+
+  /** The upstream request a generation becomes, and how its attempts are routed. */
+  private plan(request: GenerationRequest): AnswerPlan {
+    const whole = request.stream === false && this.config.nonStreaming === 'json';
+    const { route, body: upstreamRequest } = toUpstreamRequest(request, {
+      upstreamModel: this.config.upstreamModel ?? this.config.name,
+      continuousUsage: this.config.continuousUsage,
+      whole,
+      disableReasoningWith: this.config.disableReasoningWith,
     });
+    const body = JSON.stringify(upstreamRequest);
+    const startedAt = performance.now();
+    const routed = this.affinity ?? (this.config.routing === 'load-aware' ? this.fleetLoad?.router : undefined);
+    const position = routed ? prefixAffinityPosition(request) : undefined;
+    const pick = (excluded: ReadonlySet<Replica>) =>
+      routed ? routed.pick(position!, excluded) : this.pool.pick(excluded);
+    // A whole JSON answer emits nothing before it is complete: its failures are retried as any before the first output.
+    const failover =
+      whole || route === 'completions' || !this.failoverPolicy.enabled
+        ? undefined
+        : new MidStreamFailover(request, upstreamRequest, this.failoverPolicy, startedAt);
+    return { request, whole, route, body, startedAt, failover, pick };
   }
 
   /** The pooling APIs: one JSON answer each, retried on another replica before it (upstream-pooling.ts). */
@@ -424,31 +325,6 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
       from: from.label,
       to: to.label,
     });
-  }
-
-  /**
-   * Error statuses a request met before any output, once it is known whose they are. Another
-   * replica took the prompt (`served`): each counts against its replica. Every replica tried
-   * answered the same status: the prompt is the likelier cause (llama.cpp and Ollama answer 5xx on
-   * template and input errors), and none counts, so one poison prompt cannot eject the fleet. With
-   * one replica tried, or statuses that differ, there is nothing to tell them apart: each counts.
-   */
-  private judgeHeld(held: Array<{ replica: Replica; error: UpstreamError }>, served: boolean): void {
-    if (held.length === 0) return;
-    const poison = !served && held.length > 1 && held.every(({ error }) => error.status === held[0].error.status);
-    if (poison) {
-      // At most one line a minute: a client may send such a prompt many times a second.
-      this.poisonRequests += 1;
-      const now = Date.now();
-      if (now - this.poisonNotedAt < 60_000) return;
-      this.poisonNotedAt = now;
-      this.logger.warn(
-        `Model '${this.config.name}': ${this.poisonRequests} request(s) failed with the same status (the latest ${held[0].error.status}) on each of the replicas they tried, before any output; not counted towards their ejection (the requests' own failures).`,
-      );
-      this.poisonRequests = 0;
-      return;
-    }
-    for (const { replica, error } of held) this.recordFailure(replica, error);
   }
 
   private recordFailure(replica: Replica, error: unknown): void {

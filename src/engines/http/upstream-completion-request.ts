@@ -14,7 +14,7 @@ export interface AttemptOptions {
   route: UpstreamRequest['route'];
   traceHeaders: Record<string, string>;
   onAccepted: () => void;
-  /** Judges the failure (see HttpEngine's judgeHeld). */
+  /** Judges the failure (see HeldFailureJudge). */
   onFailure: (replica: Replica, error: unknown) => void;
 }
 

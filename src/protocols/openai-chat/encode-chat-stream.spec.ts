@@ -6,7 +6,8 @@ import { makeTimings } from '../../engine/engine-event.js';
 import type { StreamEvent } from '../../streaming/stream-event.js';
 import { serializeSseFrame } from '../sse/sse-frame.js';
 import { countersOnOutput, scripts } from '../../../test/support/transcript.js';
-import { encodeChatStream, type ChatStreamOptions } from './encode-chat-stream.js';
+import type { ChatStreamOptions } from './chat-stream-writer.js';
+import { encodeChatStream } from './encode-chat-stream.js';
 
 const IDENTITY = { id: 'chatcmpl-1', model: 'stub', created: 1700000000 };
 const HEAD = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"stub","choices":';
