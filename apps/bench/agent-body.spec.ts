@@ -26,7 +26,10 @@ describe('the agent body', () => {
       timing: { warmupMs: 0, measureMs: 0 },
     });
     const counts = bodies.map(({ body }) => (JSON.parse(body) as { messages: unknown[] }).messages.length);
-    expect(counts).toEqual([181, 7, 7, 10_000]);
+    expect(counts).toEqual([181, 7, 7, 10_000, 7, 1]);
+    const strings = JSON.parse(bodies[5].body) as { stop: string[] };
+    expect(bodies[5].body.length).toBeLessThanOrEqual(8 * 1024 * 1024);
+    expect(strings.stop.length).toBeGreaterThan(1_000_000);
   });
 });
 
