@@ -7,7 +7,7 @@ import { renderTenants } from './tenants-report.js';
 import { renderFleet } from './fleet-scenario.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
-import type { RequestCostRow } from './workers-scenario.js';
+import type { RequestCostRow } from './workers-rows.js';
 import { renderTable, type Cell } from './text-table.js';
 
 const KB = 1024;
