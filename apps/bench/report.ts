@@ -7,11 +7,12 @@ import { renderTenants } from './tenants-report.js';
 import { renderFleet } from './fleet-scenario.js';
 import type { StreamingResult } from './streaming-load.js';
 import type { TargetCheck } from './targets.js';
-import type { RequestCostRow } from './workers-scenario.js';
+import { renderFailover } from './failover-report.js';
+import { failuresOf, ms } from './report-cells.js';
+import { renderWorkers } from './workers-report.js';
 import { renderTable, type Cell } from './text-table.js';
 
 const KB = 1024;
-const failuresOf = (failures: Record<string, number>) => Object.values(failures).reduce((sum, count) => sum + count, 0);
 const ratio = (value: number | undefined, baseline: number | undefined): Cell =>
   value === undefined || baseline === undefined || baseline === 0 ? undefined : `${(value / baseline).toFixed(2)}x`;
 const REFERENCE_NOTES: Array<[string, string]> = [
@@ -23,7 +24,6 @@ const referenceNotes = (rows: Array<{ target: string }>) =>
   REFERENCE_NOTES.filter(([label]) => rows.some((row) => row.target === label))
     .map(([, note]) => `\n${note}`)
     .join('');
-const ms = (value: number | undefined): Cell => (value === undefined ? undefined : Number(value.toFixed(2)));
 const UPSTREAM_LABELS: Record<UpstreamWrites, string> = { bursts: 'bursts', 'per-token': 'per token' };
 /** The proxies that forward the mock's chunks, read against the bare proxy's CPU (the stub has no upstream). */
 const comparesWithBare = (target: string) => target === GANTRY_HTTP || target === NGINX;
@@ -263,52 +263,7 @@ export function renderReport(results: BenchResults, targets: TargetCheck[]): str
     );
   }
 
-  if (results.failover) {
-    const { plan, ...run } = results.failover;
-    const errors = failuresOf(run.failures);
-    section(
-      `Mid-stream failover (${plan.streams} streams of ${plan.tokens} tokens, ${plan.tokenIntervalMs} ms apart, over ${plan.replicas} mock replicas; ` +
-        `one killed every ${plan.killEveryMs / 1000} s and back ${plan.downMs / 1000} s later, for ${plan.durationMs / 1000} s; gaps between two tokens in ms)`,
-      renderTable(
-        [
-          'kills',
-          'streams',
-          'completed',
-          'with an error',
-          'wrong text',
-          'resumes',
-          'not resumed',
-          'resume gap p50',
-          'p99',
-          'max',
-          'other gaps p50',
-          'p99',
-        ],
-        [
-          [
-            run.kills,
-            run.started,
-            run.completed,
-            errors,
-            run.wrongAnswers,
-            run.resumes,
-            run.resumeFailures,
-            ms(run.resumeGap.p50),
-            ms(run.resumeGap.p99),
-            ms(run.resumeGap.max),
-            ms(run.tokenGap.p50),
-            ms(run.tokenGap.p99),
-          ],
-        ],
-      ) +
-        (errors > 0
-          ? `
-errors: ${Object.entries(run.failures)
-              .map(([reason, count]) => `${reason} ${count}`)
-              .join(', ')}`
-          : ''),
-    );
-  }
+  if (results.failover) section(...renderFailover(results.failover));
 
   if (results.llama) {
     if (!results.llama.available) {
@@ -328,120 +283,7 @@ errors: ${Object.entries(run.failures)
     }
   }
 
-  if (results.workers) {
-    const { plan, streaming, admission } = results.workers;
-    const micros = (value: number | undefined): Cell =>
-      value === undefined || Number.isNaN(value) ? undefined : Number(value.toFixed(1));
-    const rows = streaming.map((row) => [
-      row.load,
-      row.workers,
-      row.streams,
-      row.chunksPerSecond,
-      micros(row.gatewayMicrosPerChunk),
-      row.perWorkerMicrosPerChunk.map((value) => micros(value)).join(' / '),
-      row.perWorkerShare.map((share) => `${(share * 100).toFixed(0)}%`).join(' / '),
-      micros(row.primaryMicrosPerChunk),
-      `${(row.gatewayCores * 100).toFixed(0)}%`,
-      `${(row.backgroundCores * 100).toFixed(0)}%`,
-      failuresOf(row.failures),
-    ]);
-    section(
-      `Workers: streaming through the HTTP engine (saturated: ${plan.saturated.tokens} tokens per stream, no delay; ` +
-        `paced: ${plan.paced.streamsPerWorker} streams per worker of ${plan.paced.tokens} tokens, 10 ms apart; CPU in µs per chunk: all gateway processes, each worker, the primary)`,
-      renderTable(
-        [
-          'load',
-          'workers',
-          'streams',
-          'chunks/s',
-          'gw CPU µs/chunk',
-          'per worker µs/chunk',
-          'chunks per worker',
-          'primary µs/chunk',
-          'gw CPU',
-          'others',
-          'errors',
-        ],
-        rows,
-      ),
-    );
-    const free = (concurrency: number) =>
-      admission.find((row) => row.concurrency === concurrency && row.admission === 'free');
-    const added = (value: number | undefined, baseline: number | undefined) =>
-      value === undefined || baseline === undefined ? undefined : value - baseline;
-    // Requests/s, latency, CPU, and what the row adds to its baseline (none for a baseline itself).
-    const costCells = (row: RequestCostRow, baseline: RequestCostRow | undefined): Cell[] => [
-      row.requestsPerSecond,
-      ms(row.latency.mean),
-      micros(row.gatewayMicrosPerRequest),
-      micros(row.primaryMicrosPerRequest),
-      baseline && baseline !== row
-        ? micros(added(row.gatewayMicrosPerRequest, baseline.gatewayMicrosPerRequest))
-        : undefined,
-      baseline && baseline !== row ? ms(added(row.latency.mean, baseline.latency.mean)) : undefined,
-      failuresOf(row.failures),
-    ];
-    const admissionRows = admission.map((row) => [
-      row.concurrency,
-      row.admission,
-      ...costCells(row, free(row.concurrency)),
-    ]);
-    section(
-      `Workers: admission with ${admission[0]?.workers} workers (non-streaming, ${plan.admission.tokens}-token answers from the stub; free: no maxConcurrency, ` +
-        'decided in the worker; coordinated: maxConcurrency set, reserved and released through the primary; latency in ms)',
-      renderTable(
-        [
-          'concurrent',
-          'admission',
-          'requests/s',
-          'latency mean',
-          'gw CPU µs/request',
-          'primary µs/request',
-          'added µs/request',
-          'added ms',
-          'errors',
-        ],
-        admissionRows,
-      ),
-    );
-    const storeOff = (workers: number) =>
-      results.workers!.stored.find((row) => row.workers === workers && row.store === 'off');
-    const storedRows = results.workers.stored.map((row) => [
-      row.workers,
-      row.store,
-      ...costCells(row, storeOff(row.workers)),
-    ]);
-    section(
-      `Workers: stored responses (${plan.stored.concurrency} streamed Responses requests of ${plan.stored.tokens} tokens from the stub; store: false or true, ` +
-        'kept by the memory store in the process, or in the primary with workers; latency in ms)',
-      renderTable(
-        [
-          'workers',
-          'store',
-          'requests/s',
-          'latency mean',
-          'gw CPU µs/request',
-          'primary µs/request',
-          'added µs/request',
-          'added ms',
-          'errors',
-        ],
-        storedRows,
-      ),
-    );
-    const tripRows = results.workers.roundTrips.map((row) => [
-      row.inFlight,
-      row.admissions,
-      micros(row.roundTripMicros),
-      micros(row.wallMicrosPerAdmission),
-      micros(row.workerMicrosPerAdmission),
-      micros(row.primaryMicrosPerAdmission),
-    ]);
-    section(
-      'Workers: admissions alone (reserve, answer, release over the IPC channel of a forked worker; no HTTP; µs per admission)',
-      renderTable(['in flight', 'admissions', 'round trip', 'wall', 'worker CPU', 'primary CPU'], tripRows),
-    );
-  }
+  if (results.workers) for (const { title, body } of renderWorkers(results.workers)) section(title, body);
 
   if (results.tenants) {
     const { title, body } = renderTenants(results.tenants);

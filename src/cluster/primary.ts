@@ -1,15 +1,6 @@
-import cluster, { type Worker } from 'node:cluster';
+import cluster from 'node:cluster';
 import type { Stats } from 'node:fs';
 import { pino, type Logger } from 'pino';
-import {
-  AggregatorRegistry,
-  collectDefaultMetrics,
-  Counter,
-  Gauge,
-  Registry,
-  type MetricObjectWithValues,
-  type MetricValue,
-} from 'prom-client';
 import type { AdmissionLimits } from '../admission/admission-queue.js';
 import { ConfigError } from '../config/config-error.js';
 import type { ConfigSources } from '../config/config-loader.js';
@@ -25,7 +16,10 @@ import { InstanceLimits } from './instance-limits.js';
 import { InstanceResponses } from './instance-responses.js';
 import { IpcChannel } from './ipc-channel.js';
 import { serveAdmission, serveLimits, serveResponses } from './primary-handlers.js';
+import { PrimaryMetrics } from './primary-metrics.js';
+import type { WorkerLink } from './worker-link.js';
 import type { WorkerHello, WorkerReady, WorkerRefusal, WorkerReload } from './worker-protocol.js';
+import { reloadWorker } from './worker-reload.js';
 
 export interface PrimaryOptions {
   workers: number;
@@ -36,23 +30,10 @@ export interface PrimaryOptions {
   since?: Stats;
 }
 
-/** How long a worker asked for its series may take before /metrics answers without them. */
-const COLLECT_TIMEOUT_MS = 2_000;
 /** After the drain deadline, how long workers get to exit before they are killed. */
 const EXIT_GRACE_MS = 15_000;
 /** A worker that dies within this of its start is restarted after a growing delay (up to 5 s). */
 const EARLY_DEATH_MS = 5_000;
-
-/** One worker as the primary sees it. */
-interface WorkerLink {
-  worker: Worker;
-  channel: IpcChannel;
-  pid: number;
-  forkedAt: number;
-  ready: boolean;
-  /** The configuration version it runs. */
-  version: number;
-}
 
 /**
  * The primary of `server.workers: N > 1`: it forks N workers (each a whole gateway on the shared
@@ -77,8 +58,7 @@ class Primary {
   /** The stored responses of `responses.store: memory`, one store for the instance. */
   private readonly responses?: InstanceResponses;
   private readonly links = new Map<number, WorkerLink>();
-  private readonly registry = new Registry();
-  private readonly restarts: Counter;
+  private readonly metrics = new PrimaryMetrics(this.links);
   private announced = false;
   /** Why a worker refused the configuration at start (the first to say): the instance stops. */
   private refusal?: string;
@@ -107,21 +87,6 @@ class Primary {
         maxStoredBytes: stored.maxStoredBytes,
       });
     }
-    collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
-    const links = this.links;
-    new Gauge({
-      name: 'gantry_workers',
-      help: 'Worker processes serving the port.',
-      registers: [this.registry],
-      collect() {
-        this.set([...links.values()].filter((link) => link.ready).length);
-      },
-    });
-    this.restarts = new Counter({
-      name: 'gantry_worker_restarts_total',
-      help: 'Workers started again after one died.',
-      registers: [this.registry],
-    });
   }
 
   start(): void {
@@ -171,7 +136,7 @@ class Primary {
     serveAdmission(channel, worker.id, this.admission);
     serveLimits(channel, worker.id, this.limits);
     if (this.responses) serveResponses(channel, worker.id, this.responses);
-    channel.handle('metrics', () => this.metricsText());
+    channel.handle('metrics', () => this.metrics.text());
   }
 
   private get origin(): string {
@@ -234,7 +199,7 @@ class Primary {
       this.stopAll('SIGKILL');
       return;
     }
-    this.restarts.inc();
+    this.metrics.countRestart();
     const early = Date.now() - link.forkedAt < EARLY_DEATH_MS;
     this.earlyDeaths = early ? this.earlyDeaths + 1 : 0;
     const delayMs = early ? Math.min(5_000, 100 * 2 ** (this.earlyDeaths - 1)) : 0;
@@ -357,52 +322,8 @@ class Primary {
     });
   }
 
-  /**
-   * Has one worker apply a configuration; resolves its changes, its refusal of the configuration,
-   * or undefined (logged) if it failed otherwise or did not answer within `server.reloadTimeoutMs`
-   * (a stuck worker does not hold the reload: it applies it when it answers, and is told so).
-   */
-  private async reloadWorker(link: WorkerLink, config: unknown, version: number): Promise<WorkerReload | undefined> {
-    const asked = Date.now();
-    const applied = link.channel.call<WorkerReload>('reload', { config }).then((outcome) => {
-      if ('changes' in outcome) link.version = version;
-      return outcome;
-    });
-    const timeoutMs = this.running.server.reloadTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
-    try {
-      const outcome = await Promise.race([applied, late]);
-      if (outcome !== 'late') return outcome;
-      this.logger.error(
-        `Worker ${link.pid} did not answer the reload within ${timeoutMs} ms (server.reloadTimeoutMs); it runs the configuration it had until it does.`,
-      );
-      applied.then(
-        (answer) =>
-          'changes' in answer &&
-          this.logger.warn(`Worker ${link.pid} applied the configuration ${Date.now() - asked} ms after the reload.`),
-        () => undefined,
-      );
-      return undefined;
-    } catch (error) {
-      this.logger.error(`Worker ${link.pid} could not apply the configuration: ${(error as Error).message}`);
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** Every serving worker's series and the primary's own, summed as Prometheus text. */
-  private async metricsText(): Promise<string> {
-    const serving = [...this.links.values()].filter((link) => link.ready);
-    const parts = await Promise.all(
-      serving.map((link) =>
-        withTimeout(link.channel.call<MetricObjectWithValues<MetricValue<string>>[]>('collect'), COLLECT_TIMEOUT_MS),
-      ),
-    );
-    const collected = parts.filter((part) => part !== undefined);
-    collected.push(await this.registry.getMetricsAsJSON());
-    return AggregatorRegistry.aggregate(collected).metrics();
+  private reloadWorker(link: WorkerLink, config: unknown, version: number): Promise<WorkerReload | undefined> {
+    return reloadWorker(link, config, version, this.running.server.reloadTimeoutMs, this.logger);
   }
 
   /** The admission limits the primary's configuration gives each model (engines it does not build count as unlimited). */
@@ -415,20 +336,4 @@ class Primary {
 /** A configuration as plain JSON, to be validated again on the other side. */
 function plain(config: GatewayConfig): unknown {
   return JSON.parse(JSON.stringify(config));
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T | undefined> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), timeoutMs);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(undefined);
-      },
-    );
-  });
 }

@@ -1,7 +1,8 @@
 import { Observable, type Subscriber } from 'rxjs';
 import { ResponsesConfig } from '../config/responses-config.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { eventsDropped, firstWanted, fitBatch, noEventLog, outputItemsOf } from './event-log-rules.js';
+import { fitBatch, noEventLog, outputItemsOf } from './event-log-rules.js';
+import { MemoryEventLog, textBytes } from './memory-event-log.js';
 import { ResponseScope } from './response-scope.js';
 import { StoreShares } from './store-shares.js';
 import {
@@ -26,20 +27,6 @@ export interface MemoryResponseStoreOptions {
   sweepIntervalMs?: number;
 }
 
-interface Follower {
-  from: number;
-  subscriber: Subscriber<StoredEvent>;
-}
-
-interface EventLog {
-  /** Kept events are `events[head..]`; dropped ones are cleared and compacted away now and then. */
-  events: (StoredEvent | undefined)[];
-  head: number;
-  next: number;
-  final: boolean;
-  followers: Set<Follower>;
-}
-
 /**
  * One kept response. Everything is held as JSON text: a copy no caller can change, about a byte
  * per character, and the size the byte bound counts.
@@ -61,15 +48,11 @@ interface Entry {
   recordBytes: number;
   bytes: number;
   expiresAt: number;
-  log?: EventLog;
+  log?: MemoryEventLog;
   cancelRequested: boolean;
 }
 
 const DEFAULTS = new ResponsesConfig();
-const COMPACT_AFTER = 1_024;
-
-const textBytes = (text: string) => Buffer.byteLength(text);
-const eventBytes = (event: StoredEvent) => textBytes(event.event) + textBytes(event.data);
 
 /**
  * Stored responses in this process: bounded by count, JSON bytes, events per response and TTL.
@@ -189,46 +172,27 @@ export class MemoryResponseStore implements ResponseStore {
     this.sweep();
     const entry = this.entries.get(id);
     if (!entry) return;
-    const log = (entry.log ??= { events: [], head: 0, next: 0, final: false, followers: new Set() });
+    const log = (entry.log ??= new MemoryEventLog());
     const fit = fitBatch(events, log.next, log.final);
     if ('problem' in fit) throw new Error(fit.problem);
-    let added = 0;
-    const copies = events.slice(fit.skip).map(({ sequence, event, data }) => {
-      const copy = { sequence, event, data };
-      added += eventBytes(copy);
-      log.events.push(copy);
-      return copy;
-    });
-    log.next += copies.length;
-    log.final ||= final;
+    const { copies, bytes } = log.add(events.slice(fit.skip), final);
+    let added = bytes;
     // A running response of a key over its share, in a full store: its own oldest events go
     // rather than another key's kept responses.
     const squeezed = RUNNING_STATUSES.has(entry.status) && this.shares.overShare(entry.owner);
     // Past the count bound, or past the whole byte bound, the oldest events go.
-    // `added` and `log.head` change in the loop; `squeezed` is fixed for it.
+    // `added` and `log.kept` change in the loop; `squeezed` is fixed for it.
     // oxlint-disable no-unmodified-loop-condition
     while (
-      log.events.length - log.head > this.maxEvents ||
-      ((entry.bytes + added > this.maxBytes || (squeezed && this.totalBytes + added > this.maxBytes)) &&
-        log.head < log.events.length)
-    ) {
-      added -= eventBytes(log.events[log.head]!);
-      log.events[log.head++] = undefined;
-    }
+      log.kept > this.maxEvents ||
+      ((entry.bytes + added > this.maxBytes || (squeezed && this.totalBytes + added > this.maxBytes)) && log.kept > 0)
+    )
+      added -= log.dropOldest();
     // oxlint-enable no-unmodified-loop-condition
-    if (log.head > COMPACT_AFTER && log.head * 2 > log.events.length) {
-      log.events = log.events.slice(log.head);
-      log.head = 0;
-    }
+    log.compact();
     this.resize(entry, entry.bytes + added);
     this.touch(entry);
-    if (log.followers.size > 0) {
-      // A copy: a follower may leave while it is told.
-      for (const follower of [...log.followers]) {
-        for (const copy of copies) if (copy.sequence >= follower.from) follower.subscriber.next(copy);
-        if (log.final) follower.subscriber.complete();
-      }
-    }
+    log.tell(copies);
     this.makeRoom(entry);
   }
 
@@ -237,16 +201,7 @@ export class MemoryResponseStore implements ResponseStore {
       this.sweep();
       const log = this.entries.get(id)?.log;
       if (!log) return subscriber.error(noEventLog(id));
-      const from = firstWanted(after);
-      const kept = log.events.length - log.head;
-      const firstKept = log.next - kept;
-      if (from < firstKept) return subscriber.error(eventsDropped(from - 1, firstKept));
-      for (let index = log.head + (from - firstKept); index < log.events.length && !subscriber.closed; index++)
-        subscriber.next(log.events[index]!);
-      if (log.final) return subscriber.complete();
-      const follower = { from, subscriber };
-      log.followers.add(follower);
-      return () => log.followers.delete(follower);
+      return log.follow(after, subscriber);
     });
   }
 
@@ -286,8 +241,7 @@ export class MemoryResponseStore implements ResponseStore {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     const closed = new GatewayError('unavailable', 'The response store was closed.');
-    for (const entry of this.entries.values())
-      for (const follower of entry.log?.followers ?? []) follower.subscriber.error(closed);
+    for (const entry of this.entries.values()) entry.log?.fail(closed);
     for (const entry of this.entries.values()) this.shares.remove(entry);
     this.entries.clear();
     this.itemOwners.clear();
@@ -392,10 +346,6 @@ export class MemoryResponseStore implements ResponseStore {
     this.shares.remove(entry);
     this.totalBytes -= entry.bytes;
     for (const id of entry.items.keys()) if (this.itemOwners.get(id) === entry) this.itemOwners.delete(id);
-    const followers = entry.log?.followers;
-    if (followers && followers.size > 0) {
-      const gone = noEventLog(entry.id);
-      for (const follower of [...followers]) follower.subscriber.error(gone);
-    }
+    if (entry.log?.followed) entry.log.fail(noEventLog(entry.id));
   }
 }

@@ -77,7 +77,8 @@ export class AnswerRun {
   /** The replica of the latest attempt. */
   private current: Replica | undefined;
   private accepted = false;
-  private committed = false;
+  /** See the class comment: `trying` until the first output or `done` goes downstream. */
+  private state: 'trying' | 'committed' = 'trying';
   private heldAck: EngineEvent | undefined;
 
   constructor(
@@ -142,12 +143,12 @@ export class AnswerRun {
       this.heldAck = undefined;
       return this.emit(ack);
     }
-    if (this.committed) return this.emit(event);
+    if (this.state === 'committed') return this.emit(event);
     if (event.type === 'ack') {
       this.heldAck = event;
       return;
     }
-    this.committed = true;
+    this.state = 'committed';
     // An output piece that carries the counters says all the held ack did, and more.
     if (this.heldAck && countersOf(event) === undefined) this.emit(this.heldAck);
     this.heldAck = undefined;
@@ -156,8 +157,8 @@ export class AnswerRun {
 
   private readonly onError = (error: unknown): void => {
     this.heldAck = undefined;
-    if (!this.committed && error instanceof UpstreamError && error.retryable) this.tryNext(error);
-    else if (this.committed && this.plan.failover) this.resume(this.plan.failover, error);
+    if (this.state === 'trying' && error instanceof UpstreamError && error.retryable) this.tryNext(error);
+    else if (this.state === 'committed' && this.plan.failover) this.resume(this.plan.failover, error);
     else {
       this.host.judgeHeld(this.heldFailures.splice(0), false);
       this.subscriber.error(error);
@@ -214,7 +215,7 @@ export class AnswerRun {
 
   /** Error statuses before any output wait until the request shows whose they are. */
   private readonly onFailure = (replica: Replica, error: unknown): void => {
-    if (!this.committed && error instanceof UpstreamError && error.status !== undefined && error.replicaFault)
+    if (this.state === 'trying' && error instanceof UpstreamError && error.status !== undefined && error.replicaFault)
       this.heldFailures.push({ replica, error });
     else this.host.recordFailure(replica, error);
   };
