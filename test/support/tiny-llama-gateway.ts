@@ -6,6 +6,15 @@ import OpenAI from 'openai';
 import { writeTinyGguf } from '../../scripts/tiny-gguf/write-tiny-gguf.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 
+/** The system prompt the llama specs send. */
+export const SYSTEM = 'You are a tiny test model.';
+
+/** A conversation of SYSTEM and one user message. */
+export const conversation = (text: string) => [
+  { role: 'system' as const, content: SYSTEM },
+  { role: 'user' as const, content: text },
+];
+
 /** A gateway serving the tiny GGUF written here through the llama engine, several ways. */
 export interface TinyLlamaGateway {
   modelPath: string;
@@ -13,6 +22,8 @@ export interface TinyLlamaGateway {
   client: OpenAI;
   /** The same GGUF loaded vocabulary-only, to count tokens independently of the engine. */
   vocab: LlamaModel;
+  /** Tokens in the prompt of conversation(text), as the model's ChatML template renders it, by vocab. */
+  promptTokenCount(text: string): number;
   close(): Promise<void>;
 }
 
@@ -54,6 +65,11 @@ export async function startTinyLlamaGateway(): Promise<TinyLlamaGateway> {
     gateway,
     client,
     vocab,
+    promptTokenCount: (text) =>
+      vocab.tokenize(
+        `<|im_start|>system\n${SYSTEM}<|im_end|>\n<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`,
+        true,
+      ).length,
     close: async () => {
       await gateway.close();
       await vocab.dispose();
