@@ -3,18 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StubEngine } from '../src/engines/stub/stub-engine.js';
 import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
 import { postSse, type WireFrame } from './support/sse-client.js';
-import { ask, isHeartbeat, startStubChatGateway } from './support/stub-chat-gateway.js';
+import { ask, isHeartbeat, useStubChatGateway } from './support/stub-chat-gateway.js';
 
 let gateway: RunningGateway;
 let client: OpenAI;
 
-beforeAll(async () => {
-  ({ gateway, client } = await startStubChatGateway());
-});
-
-afterAll(async () => {
-  await gateway?.close();
-});
+useStubChatGateway((running) => ({ gateway, client } = running));
 
 const chatUrl = () => `${gateway.url}/v1/chat/completions`;
 const stubOf = (name: string) => gateway.registry.resolve(name).engine as StubEngine;

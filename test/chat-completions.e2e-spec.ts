@@ -1,19 +1,13 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type RunningGateway } from './support/gateway.js';
 import { postSse, type WireFrame } from './support/sse-client.js';
-import { ask, isHeartbeat, STUB_CHAT_MODELS, startStubChatGateway } from './support/stub-chat-gateway.js';
+import { ask, isHeartbeat, STUB_CHAT_MODELS, useStubChatGateway } from './support/stub-chat-gateway.js';
 
 let gateway: RunningGateway;
 let client: OpenAI;
 
-beforeAll(async () => {
-  ({ gateway, client } = await startStubChatGateway());
-});
-
-afterAll(async () => {
-  await gateway?.close();
-});
+useStubChatGateway((running) => ({ gateway, client } = running));
 
 const chatUrl = () => `${gateway.url}/v1/chat/completions`;
 const hasOutput = (chunk: Record<string, any>) => {

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { afterAll, beforeAll } from 'vitest';
 import { startGateway, type RunningGateway } from './gateway.js';
 
 export { ask, isHeartbeat } from './one-upstream-gateway.js';
@@ -29,4 +30,16 @@ export async function startStubChatGateway(): Promise<StubChatGateway> {
   });
   const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
   return { gateway, client };
+}
+
+/** Starts the gateway before the enclosing suite's tests, hands it to `take`, and closes it after them. */
+export function useStubChatGateway(take: (running: StubChatGateway) => void): void {
+  let running: StubChatGateway | undefined;
+  beforeAll(async () => {
+    running = await startStubChatGateway();
+    take(running);
+  });
+  afterAll(async () => {
+    await running?.gateway.close();
+  });
 }
