@@ -9,22 +9,14 @@ import { renderChatPrompt } from '../src/engines/llama/chat-prompt.js';
 import { generationRequest, userMessage } from './support/requests.js';
 import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
 import { postSse } from './support/sse-client.js';
-import { conversation, startTinyLlamaGateway, SYSTEM, type TinyLlamaGateway } from './support/tiny-llama-gateway.js';
+import { conversation, useTinyLlamaGateway, SYSTEM, type TinyLlamaGateway } from './support/tiny-llama-gateway.js';
 
 let modelPath: string;
 let gateway: RunningGateway;
 let client: OpenAI;
 let promptTokenCount: TinyLlamaGateway['promptTokenCount'];
-let running: TinyLlamaGateway | undefined;
 
-beforeAll(async () => {
-  running = await startTinyLlamaGateway();
-  ({ modelPath, gateway, client, promptTokenCount } = running);
-});
-
-afterAll(async () => {
-  await running?.close();
-});
+useTinyLlamaGateway((running) => ({ modelPath, gateway, client, promptTokenCount } = running));
 
 const engineOf = (name: string) => gateway.registry.resolve(name).engine as LlamaEngine;
 

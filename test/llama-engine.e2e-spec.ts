@@ -1,24 +1,16 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LlamaEngine } from '../src/engines/llama/llama-engine.js';
 import { eventually, readJson, type RunningGateway } from './support/gateway.js';
 import { postSse, type WireFrame } from './support/sse-client.js';
-import { conversation, startTinyLlamaGateway, SYSTEM, type TinyLlamaGateway } from './support/tiny-llama-gateway.js';
+import { conversation, useTinyLlamaGateway, SYSTEM, type TinyLlamaGateway } from './support/tiny-llama-gateway.js';
 
 let gateway: RunningGateway;
 let client: OpenAI;
 let promptTokenCount: TinyLlamaGateway['promptTokenCount'];
-let running: TinyLlamaGateway | undefined;
 
-beforeAll(async () => {
-  running = await startTinyLlamaGateway();
-  ({ gateway, client, promptTokenCount } = running);
-});
-
-afterAll(async () => {
-  await running?.close();
-});
+useTinyLlamaGateway((running) => ({ gateway, client, promptTokenCount } = running));
 
 const chatUrl = () => `${gateway.url}/v1/chat/completions`;
 const engineOf = (name: string) => gateway.registry.resolve(name).engine as LlamaEngine;

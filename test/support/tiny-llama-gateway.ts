@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, type LlamaModel } from 'node-llama-cpp';
 import OpenAI from 'openai';
+import { afterAll, beforeAll } from 'vitest';
 import { writeTinyGguf } from '../../scripts/tiny-gguf/write-tiny-gguf.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 
@@ -76,4 +77,16 @@ export async function startTinyLlamaGateway(): Promise<TinyLlamaGateway> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Starts the gateway before the enclosing suite's tests, hands it to `take`, and closes it after them. */
+export function useTinyLlamaGateway(take: (running: TinyLlamaGateway) => void): void {
+  let running: TinyLlamaGateway | undefined;
+  beforeAll(async () => {
+    running = await startTinyLlamaGateway();
+    take(running);
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
 }
