@@ -3,41 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StubEngine } from '../src/engines/stub/stub-engine.js';
 import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
 import { postSse, type WireFrame } from './support/sse-client.js';
-
-const MODELS = [
-  { name: 'stub', engine: 'stub' },
-  { name: 'slow', engine: 'stub', prefillMs: 1000, tokenIntervalMs: 300 },
-  { name: 'thinker', engine: 'stub', reasoning: 'first think then answer' },
-  { name: 'flaky', engine: 'stub', prefillMs: 300, failAfterTokens: 1, failWith: 'upstream' },
-  { name: 'single', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 1 },
-  { name: 'drip', engine: 'stub', tokenIntervalMs: 200 },
-  { name: 'long', engine: 'stub', prefillMs: 10_000 },
-  { name: 'one-slot', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 3 },
-];
+import { ask, isHeartbeat, useStubChatGateway } from './support/stub-chat-gateway.js';
 
 let gateway: RunningGateway;
 let client: OpenAI;
 
-beforeAll(async () => {
-  gateway = await startGateway({
-    keepalive: { mode: 'chunks', intervalMs: 100 },
-    server: { bodyLimitBytes: 64 * 1024 },
-    models: MODELS,
-  });
-  client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-
-afterAll(async () => {
-  await gateway?.close();
-});
+useStubChatGateway((running) => ({ gateway, client } = running));
 
 const chatUrl = () => `${gateway.url}/v1/chat/completions`;
 const stubOf = (name: string) => gateway.registry.resolve(name).engine as StubEngine;
-const ask = (text: string) => [{ role: 'user' as const, content: text }];
-const isHeartbeat = (chunk: Record<string, any>) =>
-  chunk.choices?.length === 1 &&
-  Object.keys(chunk.choices[0].delta).length === 0 &&
-  chunk.choices[0].finish_reason === null;
 
 describe('client hang-ups cancel the engine work', () => {
   it('during prefill: the stub clears its timers', async () => {

@@ -1,41 +1,15 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from './support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { type RunningGateway } from './support/gateway.js';
 import { postSse, type WireFrame } from './support/sse-client.js';
-
-const MODELS = [
-  { name: 'stub', engine: 'stub' },
-  { name: 'slow', engine: 'stub', prefillMs: 1000, tokenIntervalMs: 300 },
-  { name: 'thinker', engine: 'stub', reasoning: 'first think then answer' },
-  { name: 'flaky', engine: 'stub', prefillMs: 300, failAfterTokens: 1, failWith: 'upstream' },
-  { name: 'single', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 1 },
-  { name: 'drip', engine: 'stub', tokenIntervalMs: 200 },
-  { name: 'long', engine: 'stub', prefillMs: 10_000 },
-  { name: 'one-slot', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 3 },
-];
+import { ask, isHeartbeat, STUB_CHAT_MODELS, useStubChatGateway } from './support/stub-chat-gateway.js';
 
 let gateway: RunningGateway;
 let client: OpenAI;
 
-beforeAll(async () => {
-  gateway = await startGateway({
-    keepalive: { mode: 'chunks', intervalMs: 100 },
-    server: { bodyLimitBytes: 64 * 1024 },
-    models: MODELS,
-  });
-  client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-
-afterAll(async () => {
-  await gateway?.close();
-});
+useStubChatGateway((running) => ({ gateway, client } = running));
 
 const chatUrl = () => `${gateway.url}/v1/chat/completions`;
-const ask = (text: string) => [{ role: 'user' as const, content: text }];
-const isHeartbeat = (chunk: Record<string, any>) =>
-  chunk.choices?.length === 1 &&
-  Object.keys(chunk.choices[0].delta).length === 0 &&
-  chunk.choices[0].finish_reason === null;
 const hasOutput = (chunk: Record<string, any>) => {
   const delta = chunk.choices?.[0]?.delta ?? {};
   return Boolean(delta.content) || Boolean(delta.reasoning_content) || (delta.tool_calls?.length ?? 0) > 0;
@@ -157,7 +131,7 @@ describe('POST /v1/chat/completions with the openai SDK', () => {
   it('lists the configured models', async () => {
     const models = [];
     for await (const model of client.models.list()) models.push(model.id);
-    expect(models).toEqual(MODELS.map((model) => model.name));
+    expect(models).toEqual(STUB_CHAT_MODELS.map((model) => model.name));
   });
 });
 

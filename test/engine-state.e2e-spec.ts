@@ -2,31 +2,9 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { eventually, startGateway, type RunningGateway } from './support/gateway.js';
+import { outsideTraffic } from './support/outside-traffic.js';
 import { scrape, type Sample } from './support/prometheus.js';
 import { postSse } from './support/sse-client.js';
-
-/** Traffic Gantry did not send: long streamed answers asked of one mock directly, held open until `stop`. */
-function outsideTraffic(mock: MockUpstream, requests: number) {
-  const aborts: AbortController[] = [];
-  const sent = Array.from({ length: requests }, async () => {
-    const abort = new AbortController();
-    aborts.push(abort);
-    // The body is left unread (not cancelled, which would close the request): the answer goes on.
-    await fetch(`${mock.url}/chat/completions`, {
-      method: 'POST',
-      signal: abort.signal,
-      headers: {
-        'content-type': 'application/json',
-        'x-mock-behaviour': JSON.stringify({ tokens: 2_000, tokenIntervalMs: 50 }),
-      },
-      body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'batch job' }] }),
-    });
-  });
-  return {
-    started: Promise.all(sent.map((request) => request.catch(() => undefined))),
-    stop: () => aborts.forEach((abort) => abort.abort()),
-  };
-}
 
 const figure = (samples: Sample[], name: string, model: string, replica: string) =>
   samples.find((sample) => sample.name === name && sample.labels.model === model && sample.labels.replica === replica)

@@ -1,38 +1,23 @@
 import { plainToInstance } from 'class-transformer';
 import OpenAI from 'openai';
 import { lastValueFrom, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { HttpModelConfig } from '../src/engines/http/http-model-config.js';
 import { HttpEngine } from '../src/engines/http/http-engine.js';
 import { eventually, readJson, type RunningGateway } from './support/gateway.js';
 import { generationRequest } from './support/requests.js';
 import { postSse } from './support/sse-client.js';
-import {
-  ask,
-  behaving,
-  contentOf,
-  errorOf,
-  startOneUpstreamGateway,
-  type OneUpstreamGateway,
-} from './support/one-upstream-gateway.js';
+import { ask, behaving, contentOf, errorOf, useOneUpstreamGateway } from './support/one-upstream-gateway.js';
 
 describe('one upstream per model', () => {
   let main: MockUpstream;
   let faults: MockUpstream;
   let gateway: RunningGateway;
   let client: OpenAI;
-  let running: OneUpstreamGateway | undefined;
   const chatUrl = () => `${gateway.url}/v1/chat/completions`;
 
-  beforeAll(async () => {
-    running = await startOneUpstreamGateway();
-    ({ main, faults, gateway, client } = running);
-  });
-
-  afterAll(async () => {
-    await running?.close();
-  });
+  useOneUpstreamGateway((running) => ({ main, faults, gateway, client } = running));
 
   describe('upstream faults end in a client-visible error, never a hung stream', () => {
     const streamFailure = async (model: string) => {

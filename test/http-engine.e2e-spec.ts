@@ -1,33 +1,18 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { type RunningGateway } from './support/gateway.js';
 import { postSse } from './support/sse-client.js';
-import {
-  ask,
-  contentOf,
-  isHeartbeat,
-  NO_THINKING,
-  startOneUpstreamGateway,
-  type OneUpstreamGateway,
-} from './support/one-upstream-gateway.js';
+import { ask, contentOf, isHeartbeat, NO_THINKING, useOneUpstreamGateway } from './support/one-upstream-gateway.js';
 
 describe('one upstream per model', () => {
   let main: MockUpstream;
   let gateway: RunningGateway;
   let client: OpenAI;
-  let running: OneUpstreamGateway | undefined;
   const chatUrl = () => `${gateway.url}/v1/chat/completions`;
 
-  beforeAll(async () => {
-    running = await startOneUpstreamGateway();
-    ({ main, gateway, client } = running);
-  });
-
-  afterAll(async () => {
-    await running?.close();
-  });
+  useOneUpstreamGateway((running) => ({ main, gateway, client } = running));
 
   describe('through Chat Completions with the openai SDK', () => {
     it('streams text with finish reason and the upstream usage, and answers non-streaming alike', async () => {

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { readGgufFileInfo, type LlamaModel } from 'node-llama-cpp';
+import { readGgufFileInfo } from 'node-llama-cpp';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,37 +9,16 @@ import { renderChatPrompt } from '../src/engines/llama/chat-prompt.js';
 import { generationRequest, userMessage } from './support/requests.js';
 import { eventually, readJson, startGateway, type RunningGateway } from './support/gateway.js';
 import { postSse } from './support/sse-client.js';
-import { startTinyLlamaGateway, type TinyLlamaGateway } from './support/tiny-llama-gateway.js';
-
-const SYSTEM = 'You are a tiny test model.';
+import { conversation, useTinyLlamaGateway, SYSTEM, type TinyLlamaGateway } from './support/tiny-llama-gateway.js';
 
 let modelPath: string;
 let gateway: RunningGateway;
 let client: OpenAI;
-/** The same GGUF loaded vocabulary-only, to count tokens independently of the engine. */
-let vocab: LlamaModel;
-let running: TinyLlamaGateway | undefined;
+let promptTokenCount: TinyLlamaGateway['promptTokenCount'];
 
-beforeAll(async () => {
-  running = await startTinyLlamaGateway();
-  ({ modelPath, gateway, client, vocab } = running);
-});
-
-afterAll(async () => {
-  await running?.close();
-});
+useTinyLlamaGateway((running) => ({ modelPath, gateway, client, promptTokenCount } = running));
 
 const engineOf = (name: string) => gateway.registry.resolve(name).engine as LlamaEngine;
-const conversation = (text: string) => [
-  { role: 'system' as const, content: SYSTEM },
-  { role: 'user' as const, content: text },
-];
-/** The prompt as the model's ChatML template renders it, tokenized by the model's own tokenizer. */
-const promptTokenCount = (text: string) =>
-  vocab.tokenize(
-    `<|im_start|>system\n${SYSTEM}<|im_end|>\n<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`,
-    true,
-  ).length;
 
 describe('the llama engine’s answers at the start of a stream', () => {
   // No keep-alive is due before the engine accepts or refuses, however slow this machine.

@@ -1,41 +1,19 @@
-import { type LlamaModel } from 'node-llama-cpp';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LlamaEngine } from '../src/engines/llama/llama-engine.js';
 import { eventually, readJson, type RunningGateway } from './support/gateway.js';
 import { postSse, type WireFrame } from './support/sse-client.js';
-import { startTinyLlamaGateway, type TinyLlamaGateway } from './support/tiny-llama-gateway.js';
-
-const SYSTEM = 'You are a tiny test model.';
+import { conversation, useTinyLlamaGateway, SYSTEM, type TinyLlamaGateway } from './support/tiny-llama-gateway.js';
 
 let gateway: RunningGateway;
 let client: OpenAI;
-/** The same GGUF loaded vocabulary-only, to count tokens independently of the engine. */
-let vocab: LlamaModel;
-let running: TinyLlamaGateway | undefined;
+let promptTokenCount: TinyLlamaGateway['promptTokenCount'];
 
-beforeAll(async () => {
-  running = await startTinyLlamaGateway();
-  ({ gateway, client, vocab } = running);
-});
-
-afterAll(async () => {
-  await running?.close();
-});
+useTinyLlamaGateway((running) => ({ gateway, client, promptTokenCount } = running));
 
 const chatUrl = () => `${gateway.url}/v1/chat/completions`;
 const engineOf = (name: string) => gateway.registry.resolve(name).engine as LlamaEngine;
-const conversation = (text: string) => [
-  { role: 'system' as const, content: SYSTEM },
-  { role: 'user' as const, content: text },
-];
-/** The prompt as the model's ChatML template renders it, tokenized by the model's own tokenizer. */
-const promptTokenCount = (text: string) =>
-  vocab.tokenize(
-    `<|im_start|>system\n${SYSTEM}<|im_end|>\n<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`,
-    true,
-  ).length;
 const contentFrames = (frames: WireFrame[]) =>
   frames.flatMap((frame) => {
     if (frame.kind !== 'event' || frame.data === '[DONE]') return [];

@@ -1,7 +1,8 @@
 import OpenAI from 'openai';
 import type { Response, ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from './support/gateway.js';
+import { failOnSdkWarnings } from './support/sdk-gateway.js';
 
 // What the Codex CLI sends on its defaults (Responses wire): function tools, a freeform `custom`
 // tool with a grammar, hosted tools, an MCP server's tools grouped in a `namespace`, sealed
@@ -135,7 +136,6 @@ async function refusal(promise: Promise<unknown>): Promise<InstanceType<typeof O
 
 let gateway: RunningGateway;
 let openai: OpenAI;
-const warnings: unknown[] = [];
 
 beforeAll(async () => {
   gateway = await startGateway({
@@ -146,16 +146,11 @@ beforeAll(async () => {
     responses: { encryptionKey: KEY },
   });
   openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-  vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args));
 });
 afterAll(async () => {
-  vi.restoreAllMocks();
   await gateway?.close();
 });
-afterEach(() => {
-  // The SDK's stream helper must take every event without complaint.
-  expect(warnings).toEqual([]);
-});
+failOnSdkWarnings();
 
 describe('a Codex-shaped request', () => {
   it('streams to completion: summary events, a reasoning item with its summary and sealed content, the answer', async () => {

@@ -1,45 +1,22 @@
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { LifecycleService } from '../src/lifecycle/lifecycle.service.js';
 import { startGateway, type RunningGateway } from './support/gateway.js';
+import { failOnSdkWarnings, startSdkStubGateway } from './support/sdk-gateway.js';
 import { postSse, type WireFrame } from './support/sse-client.js';
-
-const MODELS = [
-  { name: 'stub', engine: 'stub' },
-  { name: 'slow', engine: 'stub', prefillMs: 1000, tokenIntervalMs: 200 },
-  { name: 'thinker', engine: 'stub', reasoning: 'weigh it first' },
-  {
-    name: 'slow-thinker',
-    engine: 'stub',
-    reasoning: 'one two three four five six seven eight nine ten',
-    tokenIntervalMs: 40,
-  },
-  { name: 'flaky', engine: 'stub', prefillMs: 250, failAfterTokens: 1, failWith: 'overloaded' },
-  { name: 'single', engine: 'stub', prefillMs: 10_000, maxConcurrency: 1, maxQueue: 0 },
-];
 
 let gateway: RunningGateway;
 let openai: OpenAI;
-const warnings: unknown[] = [];
 
 beforeAll(async () => {
-  gateway = await startGateway({
-    keepalive: { mode: 'chunks', intervalMs: 100 },
-    server: { bodyLimitBytes: 64 * 1024 },
-    models: MODELS,
-  });
+  gateway = await startSdkStubGateway();
   openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test-key', maxRetries: 0 });
-  vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args));
 });
 afterAll(async () => {
-  vi.restoreAllMocks();
   await gateway?.close();
 });
-afterEach(() => {
-  // The SDK helpers must accept every stream without complaint.
-  expect(warnings).toEqual([]);
-});
+failOnSdkWarnings();
 
 const events = (frames: WireFrame[]) => frames.flatMap((frame) => (frame.kind === 'event' ? [frame] : []));
 

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
+import { startMemoryStoreGateway, type MemoryStoreGateway } from './support/memory-store-gateway.js';
 import { LifecycleService } from '../src/lifecycle/lifecycle.service.js';
 import { ResponseScope } from '../src/stored-responses/response-scope.js';
 import { StoredResponses } from '../src/stored-responses/stored-responses.js';
@@ -14,28 +14,16 @@ import { parsePrometheus, valueOf } from './support/prometheus.js';
 type Item = Record<string, any>;
 
 describe('background Responses (responses.store: memory)', () => {
-  let upstream: MockUpstream;
   let gateway: RunningGateway;
   let client: OpenAI;
+  let running: MemoryStoreGateway | undefined;
 
   beforeAll(async () => {
-    upstream = await startMockUpstream();
-    gateway = await startGateway({
-      keepalive: { mode: 'chunks', intervalMs: 50 },
-      responses: { maxResolvedInputBytes: 1024 * 1024 },
-      models: [
-        { name: 'stub', engine: 'stub' },
-        { name: 'thinker', engine: 'stub', reasoning: 'think first' },
-        { name: 'slow', engine: 'stub', tokenIntervalMs: 20 },
-        { name: 'stuck', engine: 'stub', prefillMs: 600_000, maxConcurrency: 1 },
-        { name: 'upstream', engine: 'http', upstreams: [upstream.url] },
-      ],
-    });
-    client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    running = await startMemoryStoreGateway();
+    ({ gateway, client } = running);
   });
   afterAll(async () => {
-    await gateway?.close();
-    await upstream?.close();
+    await running?.close();
   });
 
   it('stops a running background response that is deleted, and forgets it', async () => {

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
+import { type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
+import { startMemoryStoreGateway, type MemoryStoreGateway } from './support/memory-store-gateway.js';
 import { textOf } from './support/shared-store-scenarios.js';
 import { startGateway, type RunningGateway } from './support/gateway.js';
 import { hasProtocolErrorShape } from './support/protocol-errors.js';
@@ -14,27 +15,15 @@ type Item = Record<string, any>;
 
 describe('stored Responses (responses.store: memory)', () => {
   let upstream: MockUpstream;
-  let gateway: RunningGateway;
   let client: OpenAI;
+  let running: MemoryStoreGateway | undefined;
 
   beforeAll(async () => {
-    upstream = await startMockUpstream();
-    gateway = await startGateway({
-      keepalive: { mode: 'chunks', intervalMs: 50 },
-      responses: { maxResolvedInputBytes: 1024 * 1024 },
-      models: [
-        { name: 'stub', engine: 'stub' },
-        { name: 'thinker', engine: 'stub', reasoning: 'think first' },
-        { name: 'slow', engine: 'stub', tokenIntervalMs: 20 },
-        { name: 'stuck', engine: 'stub', prefillMs: 600_000, maxConcurrency: 1 },
-        { name: 'upstream', engine: 'http', upstreams: [upstream.url] },
-      ],
-    });
-    client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    running = await startMemoryStoreGateway();
+    ({ upstream, client } = running);
   });
   afterAll(async () => {
-    await gateway?.close();
-    await upstream?.close();
+    await running?.close();
   });
 
   it('keeps a response by default: retrieve returns it, input_items lists its input with ids', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../apps/mock-upstream/mock-upstream.js';
 import { startCli, writeConfig, type CliProcess } from './support/cli-process.js';
 import { eventually } from './support/gateway.js';
+import { outsideTraffic, type OutsideTraffic } from './support/outside-traffic.js';
 import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { postSse } from './support/sse-client.js';
 
@@ -11,7 +12,7 @@ describe('saturation under server.workers: 2', () => {
   let replica: MockUpstream;
   let cli: CliProcess;
   let url: string;
-  const outside: AbortController[] = [];
+  let outside: OutsideTraffic | undefined;
 
   beforeAll(async () => {
     replica = await startMockUpstream({ behaviour: { maxRunning: 2, tokens: 3 } });
@@ -30,26 +31,14 @@ models:
   }, 60_000);
 
   afterAll(async () => {
-    outside.forEach((abort) => abort.abort());
+    outside?.stop();
     if (cli?.child.exitCode === null) cli.child.kill('SIGKILL');
     await replica?.close();
   });
 
   it('holds requests on both workers with keep-alives while the replica is saturated, and releases them all', async () => {
     // Traffic Gantry did not send: two running, one waiting (at the threshold).
-    for (let sent = 0; sent < 3; sent += 1) {
-      const abort = new AbortController();
-      outside.push(abort);
-      void fetch(`${replica.url}/chat/completions`, {
-        method: 'POST',
-        signal: abort.signal,
-        headers: {
-          'content-type': 'application/json',
-          'x-mock-behaviour': JSON.stringify({ tokens: 2_000, tokenIntervalMs: 50 }),
-        },
-        body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'batch job' }] }),
-      }).catch(() => undefined);
-    }
+    outside = outsideTraffic(replica, 3);
     expect(await eventually(() => replica.state.waitingRequests === 1)).toBe(true);
     // Both workers read it: their average is 1 only when each says 1.
     const seen = async () =>
@@ -75,7 +64,7 @@ models:
               // Every stream was kept alive while nothing reached the replica; now room is made.
               sentWhileHeld = replica.state.chatRequests - before;
               released = true;
-              outside.forEach((abort) => abort.abort());
+              outside?.stop();
             }
           },
         },

@@ -1,7 +1,7 @@
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, NGINX, type BenchResults } from './bench-results.js';
+import { failuresOf } from './report-cells.js';
 import { renderTable, type Cell } from './text-table.js';
 
-const failuresOf = (failures: Record<string, number>) => Object.values(failures).reduce((sum, count) => sum + count, 0);
 const ratio = (value: number | undefined, baseline: number | undefined): Cell =>
   value === undefined || baseline === undefined || baseline === 0 ? undefined : `${(value / baseline).toFixed(2)}x`;
 /** The proxies that forward the mock's answers, read against the bare proxy's CPU (the stub has no upstream). */

@@ -1,4 +1,5 @@
-import type { StoredResponsesResults, StoredResponsesRow } from './responses-store-load.js';
+import type { StoredResponsesResults } from './responses-store-load.js';
+import { failuresOf } from './report-cells.js';
 import { renderTable, type Cell } from './text-table.js';
 
 /** The issue's budget: chunks/s with `store: true` within 10% of `store: false`. */
@@ -7,7 +8,6 @@ export const STORE_ON_OFF_FLOOR = 0.9;
 const KB = 1024;
 const MB = 1024 * 1024;
 const MODE_LABELS = { off: 'store: false', on: 'store: true', background: 'background' } as const;
-const failuresOf = (row: StoredResponsesRow) => Object.values(row.failures).reduce((sum, count) => sum + count, 0);
 const ratio = (value: number | undefined, baseline: number | undefined): number | undefined =>
   value === undefined || baseline === undefined || baseline === 0 ? undefined : value / baseline;
 const times = (value: number | undefined): Cell => (value === undefined ? undefined : `${value.toFixed(2)}x`);
@@ -42,7 +42,7 @@ export function renderStoredResponses(results: StoredResponsesResults, quick = f
       row.cpu.backgroundCores === undefined ? undefined : `${(row.cpu.backgroundCores * 100).toFixed(0)}%`,
       row.requestsCompleted,
       row.lastKept === undefined ? undefined : row.lastKept ? 'yes' : 'no',
-      failuresOf(row),
+      failuresOf(row.failures),
     ];
   });
   const lines = [

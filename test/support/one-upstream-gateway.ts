@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { afterAll, beforeAll } from 'vitest';
 import { startMockUpstream, type MockUpstream } from '../../apps/mock-upstream/mock-upstream.js';
 import type { MockBehaviour } from '../../apps/mock-upstream/mock-behaviour.js';
 import { startGateway, type RunningGateway } from './gateway.js';
@@ -104,4 +105,16 @@ export async function startOneUpstreamGateway(): Promise<OneUpstreamGateway> {
     await closeMocks();
     throw error;
   }
+}
+
+/** Starts the gateway before the enclosing suite's tests, hands it to `take`, and closes it after them. */
+export function useOneUpstreamGateway(take: (running: OneUpstreamGateway) => void): void {
+  let running: OneUpstreamGateway | undefined;
+  beforeAll(async () => {
+    running = await startOneUpstreamGateway();
+    take(running);
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
 }
