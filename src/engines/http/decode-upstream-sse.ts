@@ -1,4 +1,4 @@
-import { createParser } from 'eventsource-parser';
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { EngineEvent } from '../../engine/engine-event.js';
 import { ChatChunkDecoder } from './chat-chunk-decoder.js';
@@ -32,21 +32,21 @@ export function decodeUpstreamSse(
       let readAt: number | undefined;
       const clock = () => readAt ?? now();
       const decoder = new ChatChunkDecoder(clock, startedAt ?? clock(), { redact, continuesText, onBadUsage });
-      const parser = createParser({
-        onEvent: (message) => {
-          if (subscriber.closed) return;
-          try {
-            for (const event of decoder.decode(message.data)) subscriber.next(event);
-          } catch (error) {
-            subscriber.error(error);
-          }
-        },
-      });
+      // Made at the first piece of body: a stream waiting on a long prefill holds none.
+      let parser: EventSourceParser | undefined;
+      const onEvent = (message: EventSourceMessage) => {
+        if (subscriber.closed) return;
+        try {
+          for (const event of decoder.decode(message.data)) subscriber.next(event);
+        } catch (error) {
+          subscriber.error(error);
+        }
+      };
       return source.subscribe({
         next: (text) => {
           readAt = now();
           try {
-            parser.feed(text);
+            (parser ??= createParser({ onEvent })).feed(text);
           } catch (error) {
             subscriber.error(error);
           } finally {
@@ -55,7 +55,7 @@ export function decodeUpstreamSse(
         },
         error: (error: unknown) => subscriber.error(error),
         complete: () => {
-          parser.reset({ consume: true });
+          parser?.reset({ consume: true });
           if (subscriber.closed) return;
           try {
             for (const event of decoder.end()) subscriber.next(event);
