@@ -1,4 +1,4 @@
-import { asyncScheduler, Subscription, type Observer, type OperatorFunction, type Subscriber } from 'rxjs';
+import { Subscription, type Observer, type OperatorFunction, type Subscriber } from 'rxjs';
 import { ACCEPTED, countersAsAck, countersOf, RESUMING, type EngineEvent } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
 import type { HeldFailure } from './held-failures.js';
@@ -97,8 +97,12 @@ export class AnswerRun {
   start(): Subscription {
     const capMs = this.host.answerTimeoutMs;
     // Torn down with the attempts: the client's error ends them, as a hang-up would.
-    if (capMs > 0)
-      this.attempts.add(asyncScheduler.schedule(() => this.subscriber.error(answerTimeoutError(capMs)), capMs));
+    // A plain timer, not a scheduler action: each idle stream holds one (an action adds a bound
+    // function and its own object).
+    if (capMs > 0) {
+      const cap = setTimeout(() => this.subscriber.error(answerTimeoutError(capMs)), capMs);
+      this.attempts.add(() => clearTimeout(cap));
+    }
     this.tryNext();
     return this.attempts;
   }
