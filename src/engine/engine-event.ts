@@ -33,7 +33,7 @@ export const ACCEPTED: AcceptedEvent = Object.freeze({ type: 'accepted' });
 /**
  * The answer was cut after its output began and goes on elsewhere (the HTTP engine's mid-stream
  * failover): its output pauses while the continuation is prefilled, and the keep-alive beats
- * again until the next output (shared/design.md's rule 8). Not output; nothing a client sees.
+ * again until the next output (docs/apis.md, "Stream semantics"). Not output; nothing a client sees.
  */
 export interface ResumingEvent {
   type: 'resuming';
