@@ -6,12 +6,11 @@ import { startCli, writeConfig, type CliProcess } from './support/cli-process.js
 import { startGateway, type RunningGateway } from './support/gateway.js';
 import { parsePrometheus, valueOf } from './support/prometheus.js';
 import { sharedStoreScenarios, textOf } from './support/shared-store-scenarios.js';
+import { TEST_REDIS_URL } from './support/test-redis-url.js';
 
 // Two gateway processes sharing one real redis-server (`responses.store: redis`): what one
 // creates, the other reads, continues, resumes, cancels and deletes.
-const REDIS_URL = process.env.GANTRY_TEST_REDIS_URL;
-if (REDIS_URL === undefined && process.env.CI)
-  throw new Error('GANTRY_TEST_REDIS_URL must be set in CI (.ci/run starts redis-server and sets it)');
+const REDIS_URL = TEST_REDIS_URL;
 
 type Item = Record<string, any>;
 

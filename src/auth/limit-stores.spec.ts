@@ -3,12 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { LimitStore, Reservation, ReservationRefusal } from './limit-store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
 import { RedisLimitStore } from './redis-limit-store.js';
+import { TEST_REDIS_URL } from '../../test/support/test-redis-url.js';
 
-// .ci/run starts a redis-server and always sets this; a developer without Redis may leave it unset.
-const REDIS_URL = process.env.GANTRY_TEST_REDIS_URL;
-if (REDIS_URL === undefined && process.env.CI) {
-  throw new Error('GANTRY_TEST_REDIS_URL must be set in CI (.ci/run starts redis-server and sets it)');
-}
+const REDIS_URL = TEST_REDIS_URL;
 
 const stores: LimitStore[] = [];
 afterAll(async () => {

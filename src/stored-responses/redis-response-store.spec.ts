@@ -21,12 +21,9 @@ import {
   startedRecord,
   type Follower,
 } from '../../test/support/response-store-contract.js';
+import { TEST_REDIS_URL } from '../../test/support/test-redis-url.js';
 
-// .ci/run starts a redis-server and always sets this; a developer without Redis may leave it unset.
-const REDIS_URL = process.env.GANTRY_TEST_REDIS_URL;
-if (REDIS_URL === undefined && process.env.CI) {
-  throw new Error('GANTRY_TEST_REDIS_URL must be set in CI (.ci/run starts redis-server and sets it)');
-}
+const REDIS_URL = TEST_REDIS_URL;
 // One prefix per run, so runs sharing a Redis never see each other's keys.
 const PREFIX = `gantry-test:responses:${randomUUID()}:`;
 
