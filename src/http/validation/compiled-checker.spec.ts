@@ -1,6 +1,16 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
-import { IsIn, IsInt, IsString, Max, Min, validateSync, type ValidatorOptions } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsString,
+  Max,
+  Min,
+  ValidateBy,
+  type ValidationArguments,
+  validateSync,
+  type ValidatorOptions,
+} from 'class-validator';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { hostileCases } from '../../../test/support/hostile-bodies.js';
@@ -348,5 +358,27 @@ describe('the compiled checker on any class-validator DTO', () => {
       ),
       { numRuns: 500, seed: 37 },
     );
+  });
+
+  it('gives a constraint the arguments class-validator gives, and keeps none of them after the check', () => {
+    const seen: Array<{ args: ValidationArguments; copy: ValidationArguments; item: unknown }> = [];
+    const record = (item: unknown, args?: ValidationArguments) => {
+      seen.push({ args: args!, copy: { ...args! }, item });
+      return typeof item === 'string';
+    };
+    class Tagged {
+      @ValidateBy({ name: 'recorded', constraints: [7], validator: { validate: record } }, { each: true })
+      tags!: string[];
+    }
+    const body = { tags: ['x', 'y'] };
+    validateSync(plainToInstance(Tagged, body), OPTIONS);
+    const theirs = seen.splice(0).map(({ copy, item }) => ({ ...copy, object: undefined, item }));
+    const entity = plainToInstance(Tagged, body);
+    expect(passesValidation(entity)).toBe(true);
+    expect(seen.map(({ copy }) => copy.object)).toStrictEqual([entity, entity]);
+    expect(seen.map(({ copy, item }) => ({ ...copy, object: undefined, item }))).toStrictEqual(theirs);
+    // The one object a constraint is handed is emptied once the check is done: no body outlives its request.
+    expect(seen[0].args.object).toBeUndefined();
+    expect(seen[0].args.value).toBeUndefined();
   });
 });

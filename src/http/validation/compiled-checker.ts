@@ -21,6 +21,12 @@ type Metadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[numb
 interface ConstraintCheck {
   readonly metadata: Metadata;
   readonly validate: (value: unknown, args: ValidationArguments) => unknown;
+  /**
+   * The arguments class-validator passes, one object per constraint refilled for each call and
+   * emptied after it: constraints run synchronously and keep nothing of it, and an object per
+   * call was most of the garbage an agent's turn made here (docs/benchmarks.md).
+   */
+  readonly args: ValidationArguments;
 }
 
 interface PropertyPlan {
@@ -65,7 +71,14 @@ function compile(type: Function): ClassPlan {
           .filter((constraint) => !constraint.async)
           .map((constraint): ConstraintCheck => {
             const instance = constraint.instance;
-            return { metadata, validate: (value, args) => instance.validate(value, args) };
+            const args: ValidationArguments = {
+              targetName: type.name,
+              property: metadata.propertyName,
+              object: undefined as unknown as object,
+              value: undefined,
+              constraints: metadata.constraints,
+            };
+            return { metadata, validate: (value, args) => instance.validate(value, args), args };
           }),
       );
     return {
@@ -98,22 +111,29 @@ function checkProperty(object: object, value: unknown, property: PropertyPlan): 
   return !property.nested || checkNested(value);
 }
 
-function passes(object: object, value: unknown, { metadata, validate }: ConstraintCheck): boolean {
+function passes(object: object, value: unknown, { metadata, validate, args }: ConstraintCheck): boolean {
   if (metadata.validateIf && !metadata.validateIf(object, value)) return true;
-  const args: ValidationArguments = {
-    targetName: (object.constructor as Function | undefined)?.name as string,
-    property: metadata.propertyName,
-    object,
-    value,
-    constraints: metadata.constraints,
-  };
-  if (!metadata.each || !isCollection(value)) {
-    const result = validate(value, args);
-    // A promise from a synchronous run is not awaited by validateSync: it does not refuse.
-    return isPromise(result) || Boolean(result);
+  args.object = object;
+  args.value = value;
+  try {
+    if (!metadata.each || !isCollection(value)) {
+      const result = validate(value, args);
+      // A promise from a synchronous run is not awaited by validateSync: it does not refuse.
+      return isPromise(result) || Boolean(result);
+    }
+    // Every item is tried, as class-validator tries them; a promise among the results makes the whole pass.
+    let promised = false;
+    let all = true;
+    for (const item of itemsOf(value)) {
+      const result = validate(item, args);
+      promised ||= isPromise(result);
+      all &&= Boolean(result);
+    }
+    return promised || all;
+  } finally {
+    args.object = undefined as unknown as object;
+    args.value = undefined;
   }
-  const results = itemsOf(value).map((item) => validate(item, args));
-  return results.some(isPromise) || results.every(Boolean);
 }
 
 /** class-validator's nested rule: each item of a collection, an object by its own class, nothing else. */

@@ -65,15 +65,31 @@ export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
  * their count, docs/benchmarks.md "Loop pauses"); undefined within both. One iterative walk.
  */
 export function jsonShapeBeyond(value: unknown, maxDepth: number, maxNodes: number): 'deep' | 'many' | undefined {
-  const pending: Array<[unknown, number]> = [[value, 1]];
+  // Two parallel stacks and a key loop: no pair or values array per node, garbage every agent's turn would pay.
+  const pending: unknown[] = [value];
+  const depths: number[] = [1];
   let nodes = 0;
   while (pending.length > 0) {
-    const [node, depth] = pending.pop()!;
+    const node = pending.pop();
+    const depth = depths.pop()!;
     if (typeof node !== 'object' || node === null) continue;
     if (depth > maxDepth) return 'deep';
     if (++nodes > maxNodes) return 'many';
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    if (Array.isArray(node)) {
+      for (const child of node) {
+        if (typeof child !== 'object' || child === null) continue;
+        pending.push(child);
+        depths.push(depth + 1);
+      }
+      continue;
+    }
+    for (const key in node) {
+      // JSON.parse makes own keys only; the check keeps any other value's inherited ones out.
+      if (!Object.hasOwn(node, key)) continue;
+      const child = (node as Record<string, unknown>)[key];
+      if (typeof child !== 'object' || child === null) continue;
+      pending.push(child);
+      depths.push(depth + 1);
     }
   }
   return undefined;
