@@ -97,7 +97,8 @@ function checkObject(object: object): boolean {
   const plan = planOf(object.constructor);
   if (plan.unknown) return false;
   const record = object as Record<string, unknown>;
-  for (const key of Object.keys(record)) if (!plan.allowed.has(key)) delete record[key];
+  // for-in and a hasOwn test: no array of keys per object (deleting the key being visited is safe).
+  for (const key in record) if (Object.hasOwn(record, key) && !plan.allowed.has(key)) delete record[key];
   for (const property of plan.properties) if (!checkProperty(object, record[property.name], property)) return false;
   return true;
 }

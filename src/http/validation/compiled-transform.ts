@@ -104,8 +104,9 @@ function sameCopy(copy: unknown, plain: { a: number }, type: Function): boolean 
 
 function toInstanceOf(type: Function, plan: ClassPlan, plain: object): object {
   const instance = new (type as new () => Record<string, unknown>)();
-  for (const key of Object.keys(plain)) {
-    if (key === '__proto__') continue;
+  // for-in and a hasOwn test: the order of Object.keys, without an array of keys per object.
+  for (const key in plain) {
+    if (!Object.hasOwn(plain, key) || key === '__proto__') continue;
     if (key === 'constructor') throw FALL_BACK;
     const value = (plain as Record<string, unknown>)[key];
     const field = plan.get(key);
@@ -139,8 +140,8 @@ function copyOf(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(copyOf);
   if (value === null || typeof value !== 'object') return value;
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    if (key === '__proto__') continue;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key) || key === '__proto__') continue;
     if (key === 'constructor') throw FALL_BACK;
     if (!skipped(copy, key)) copy[key] = copyOf((value as Record<string, unknown>)[key]);
   }
