@@ -302,22 +302,27 @@ export interface BenchOptions {
   scenarios: ScenarioName[];
   /** Folder of the JSON report. */
   outDir: string;
-  /** `--profile cpu|heap`: gateways run with `--cpu-prof` or `--heap-prof`, profiles under `<outDir>/profiles`. */
-  profileGateways?: 'cpu' | 'heap';
+  /**
+   * `--profile cpu|heap|gc`: gateways and the bare proxy run with `--cpu-prof`, `--heap-prof` or a
+   * GC trace, their files under `<outDir>/profiles` (profile-summary.ts reads them).
+   */
+  profileGateways?: 'cpu' | 'heap' | 'gc';
   /** `--nginx BIN`: nginx reference rows in the throughput and non-streaming scenarios. */
   nginx?: string;
   /** `--ab DIR`: instead of the scenarios, the paired A/B of the build in DIR (before) against this one. */
   ab?: string;
 }
 
-export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap] [--nginx BIN] [--ab DIR]
+export const USAGE = `Usage: npm run bench -- [--quick] [--only SCENARIOS] [--idle-streams N] [--out DIR] [--profile cpu|heap|gc] [--nginx BIN] [--ab DIR]
 
   --quick            a short run (under a minute) of every scenario
   --only LIST        comma-separated: ${SCENARIOS.join(', ')}
   --idle-streams N   streams held open by the idle scenario (default 5000; 500 with --quick)
   --out DIR          where the JSON report goes (default bench-results)
-  --profile KIND     run the gateways with node --cpu-prof or --heap-prof (KIND cpu or heap);
-                     one profile per gateway process under DIR/profiles (figures get slower)
+  --profile KIND     run the gateways and the bare proxy with node --cpu-prof, --heap-prof or
+                     --trace-gc-nvp (KIND cpu, heap or gc), their files under DIR/profiles, one
+                     folder or log per process (figures get slower); read them with
+                     node dist/apps/bench/profile-summary.js FILE...
   --nginx BIN        also measure nginx (BIN: its path, or a name on PATH) as a plain reverse
                      proxy of the mock, in the throughput and non-streaming scenarios: a
                      reference row, as the bare proxy is (the run takes longer)
@@ -356,8 +361,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
   const scenarios = values.only === undefined ? [...SCENARIOS] : values.only.split(',').map((name) => name.trim());
   const unknown = scenarios.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.join(', ')})`);
-  if (values.profile !== undefined && values.profile !== 'cpu' && values.profile !== 'heap')
-    throw new Error('--profile must be cpu or heap');
+  if (values.profile !== undefined && !['cpu', 'heap', 'gc'].includes(values.profile))
+    throw new Error('--profile must be cpu, heap or gc');
   if (values.nginx !== undefined && values.nginx.trim() === '')
     throw new Error('--nginx needs the nginx binary (a path, or a name on PATH)');
   if (values.ab !== undefined && values.ab.trim() === '')
@@ -366,7 +371,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
     profile,
     scenarios: scenarios as ScenarioName[],
     outDir: values.out,
-    ...(values.profile ? { profileGateways: values.profile } : {}),
+    ...(values.profile ? { profileGateways: values.profile as 'cpu' | 'heap' | 'gc' } : {}),
     ...(values.nginx !== undefined ? { nginx: values.nginx } : {}),
     ...(values.ab !== undefined ? { ab: values.ab } : {}),
   };

@@ -1,10 +1,16 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChildServer, type ChildServer } from './child-server.js';
 import { delay } from './closed-loop.js';
 import { loopbackUrl } from './loopback.js';
 import { startNginx } from './nginx-proxy.js';
+
+/** `npm run bench -- --profile KIND`: the profiler, and the folder its files go to. */
+export interface Profiling {
+  kind: 'cpu' | 'heap' | 'gc';
+  dir: string;
+}
 
 /** Where a load generator sends chat requests, and which processes to watch while it does. */
 export interface BenchTarget {
@@ -29,14 +35,26 @@ export class BenchStack {
   readonly workDir = mkdtempSync(join(tmpdir(), 'gantry-bench-'));
   private readonly servers = new Set<ChildServer>();
 
-  /** @param gatewayNodeArgs node flags for every gateway process (profilers). */
+  /** @param profiling the profiler every gateway and the bare proxy run under, and where its output goes. */
   constructor(
     readonly root: string,
-    private readonly gatewayNodeArgs: string[] = [],
+    private readonly profiling?: Profiling,
   ) {}
 
   path(name: string): string {
     return join(this.workDir, name);
+  }
+
+  /** The node flags of a profiled process (`name`: its folder or log under the profiles folder). */
+  private profiled(name: string): { nodeArgs: string[]; logPath?: string } {
+    const profiling = this.profiling;
+    if (profiling === undefined) return { nodeArgs: [] };
+    const folder = join(profiling.dir, name);
+    if (profiling.kind === 'cpu') return { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${folder}`] };
+    if (profiling.kind === 'heap') return { nodeArgs: ['--heap-prof', `--heap-prof-dir=${folder}`] };
+    // V8 writes its GC trace to stdout: the process's whole log is kept, beside the profiles.
+    mkdirSync(profiling.dir, { recursive: true });
+    return { nodeArgs: ['--trace-gc', '--trace-gc-nvp'], logPath: `${folder}.gc.log` };
   }
 
   /** A mock upstream; `flags` set its behaviour (see its README), `name` its log file. */
@@ -55,10 +73,12 @@ export class BenchStack {
 
   /** The bare proxy (bare-proxy.ts) in front of `upstream` (the mock's base URL, ending in `/v1`). */
   async startBareProxy(upstream: URL): Promise<ChildServer> {
+    const profiled = this.profiled('bare-proxy');
     return this.track(
       await startChildServer({
         name: 'bare proxy',
         args: [
+          ...profiled.nodeArgs,
           'dist/apps/bench/bare-proxy.js',
           '--upstream',
           upstream.toString(),
@@ -68,7 +88,7 @@ export class BenchStack {
           '127.0.0.1',
         ],
         cwd: this.root,
-        logPath: this.path('bare-proxy.log'),
+        logPath: profiled.logPath ?? this.path('bare-proxy.log'),
         listening: /bare proxy listening on (http:\/\/\S+)/,
         startTimeoutMs: 15_000,
         env: { NODE_ENV: 'production' },
@@ -85,11 +105,12 @@ export class BenchStack {
   async startGateway(name: string, config: Record<string, unknown>): Promise<ChildServer> {
     const configPath = this.path(`${name}.yaml`);
     writeFileSync(configPath, JSON.stringify(config, null, 2));
+    const profiled = this.profiled(`gateway-${name}`);
     const gateway = await startChildServer({
       name: `gateway ${name}`,
-      args: [...this.gatewayNodeArgs, 'dist/src/main.js', '--config', configPath, '--port', '0', '--host', '127.0.0.1'],
+      args: [...profiled.nodeArgs, 'dist/src/main.js', '--config', configPath, '--port', '0', '--host', '127.0.0.1'],
       cwd: this.root,
-      logPath: this.path(`gateway-${name}.log`),
+      logPath: profiled.logPath ?? this.path(`gateway-${name}.log`),
       listening: /Gantry listening on (http:\/\/\S+)/,
       startTimeoutMs: 60_000,
       env: { NODE_ENV: 'production' },

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { BenchOptions, ScenarioName } from './bench-options.js';
 import { BARE_PROXY, DIRECT, GANTRY_HTTP, GANTRY_STUB, NGINX, type BenchResults } from './bench-results.js';
-import { BenchStack, chatUrlOf, type BenchTarget } from './bench-stack.js';
+import { BenchStack, chatUrlOf, type BenchTarget, type Profiling } from './bench-stack.js';
 import { measureAgentTurns } from './agent-scenario.js';
 import { measurePauses } from './pause-scenario.js';
 import { runApiScenarios } from './api-scenario-runs.js';
@@ -61,7 +61,7 @@ export async function runBench(options: BenchOptions, root: string, progress: Pr
       platform: process.platform,
     },
   };
-  const stack = new BenchStack(root, profilerArgs(options));
+  const stack = new BenchStack(root, profilingOf(options));
   try {
     const mock = await stack.startMock();
     const direct: BenchTarget = {
@@ -277,12 +277,9 @@ async function warmGateway(targets: BenchTarget[], durationMs: number, progress:
   for (const target of targets) await warmUp(target, 16, 256, durationMs / targets.length);
 }
 
-function profilerArgs(options: BenchOptions): string[] {
-  if (options.profileGateways === undefined) return [];
-  const dir = resolve(options.outDir, 'profiles');
-  return options.profileGateways === 'cpu'
-    ? ['--cpu-prof', `--cpu-prof-dir=${dir}`]
-    : ['--heap-prof', `--heap-prof-dir=${dir}`];
+function profilingOf(options: BenchOptions): Profiling | undefined {
+  if (options.profileGateways === undefined) return undefined;
+  return { kind: options.profileGateways, dir: resolve(options.outDir, 'profiles') };
 }
 
 const LLAMA_MODEL = 'tiny (random weights, 2 layers, 64 dims; CPU, 1 thread)';
