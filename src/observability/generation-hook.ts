@@ -16,7 +16,11 @@ export type GenerationOutcome =
   | { kind: 'failed'; error: unknown }
   | { kind: 'rejected'; error: unknown };
 
-/** What hooks may read of the HTTP request (Fastify's request): headers, its id, the parsed body. */
+/**
+ * What hooks may read of the HTTP request (Fastify's request): headers, its id, the parsed body.
+ * Once validated, the body is parsed again from its bytes when read (see releaseParsedBody):
+ * a hook that needs it at the end keeps what it read in `onStart`.
+ */
 /** The methods of a GenerationHook, as `gantry_hook_errors_total` names them. */
 export type HookMethod = 'onStart' | 'onAccepted' | 'onAdmitted' | 'onHeartbeat' | 'onResumed' | 'onEvent' | 'onEnd';
 

@@ -9,7 +9,8 @@ import { answerTimeoutError, UpstreamError } from './upstream-error.js';
 
 /** One generation as the HTTP engine sends it: the upstream request, and where its attempts may go. */
 export interface AnswerPlan {
-  request: GenerationRequest;
+  /** What the run reads of the request: not the request, whose messages it must not keep. */
+  asked: PlannedRequest;
   /** Asked as one JSON answer: it emits nothing before it is complete. */
   whole: boolean;
   route: AttemptOptions['route'];
@@ -22,6 +23,8 @@ export interface AnswerPlan {
   /** The replica for the next attempt, none of `excluded`; none when every other is down. */
   pick: (excluded: ReadonlySet<Replica>) => Replica | undefined;
 }
+
+export type PlannedRequest = Pick<GenerationRequest, 'reasoningOutput' | 'traceHeaders' | 'onResume'>;
 
 /** What a run asks of the engine that serves it: the fleet, and the counts and logs kept across runs. */
 export interface AnswerRunHost {
@@ -41,7 +44,7 @@ export interface AnswerRunHost {
   exhausted(triedCount: number, lastError: UpstreamError | undefined): unknown;
   countResumeFailure(reason: ResumeFailure): void;
   reportResume(
-    request: GenerationRequest,
+    asked: PlannedRequest,
     from: Replica,
     to: Replica,
     continuation: Continuation,
@@ -90,7 +93,7 @@ export class AnswerRun {
     this.emit = failover
       ? (event: EngineEvent) => subscriber.next(failover.pass(event))
       : (event: EngineEvent) => subscriber.next(event);
-    this.hiddenReasoning = plan.request.reasoningOutput === 'hide';
+    this.hiddenReasoning = plan.asked.reasoningOutput === 'hide';
   }
 
   /** Arms the answer timeout and sends the first attempt; the subscription ends them all. */
@@ -121,7 +124,7 @@ export class AnswerRun {
 
   private send(replica: Replica, payload: string, from = this.plan.startedAt, continuesText = false): void {
     this.current = replica;
-    const { whole, route, request } = this.plan;
+    const { whole, route, asked } = this.plan;
     this.attempts.add(
       this.host.attempt(
         replica,
@@ -129,7 +132,7 @@ export class AnswerRun {
         {
           whole,
           route,
-          traceHeaders: request.traceHeaders ?? {},
+          traceHeaders: asked.traceHeaders ?? {},
           onAccepted: this.onAccepted,
           onFailure: this.onFailure,
         },
@@ -202,7 +205,7 @@ export class AnswerRun {
       this.subscriber.error(cutError(error as UpstreamError, ' No other replica could continue the answer.'));
       return;
     }
-    this.host.reportResume(this.plan.request, from, next, decision, error as UpstreamError);
+    this.host.reportResume(this.plan.asked, from, next, decision, error as UpstreamError);
     // The keep-alive beats again until the continuation's first output.
     this.subscriber.next(RESUMING);
     // Continued only after the answer's text began (see MidStreamFailover): what comes is text.

@@ -11,7 +11,8 @@ import type { ReplicaReport } from '../../engine/replica-report.js';
 import type * as Pooling from '../../engine/pooling.js';
 import { UpstreamPooling } from './upstream-pooling.js';
 import { AffinityRouter } from './affinity-router.js';
-import { AnswerRun, type AnswerPlan, type AnswerRunHost } from './answer-run.js';
+import { AnswerRun, type AnswerPlan, type AnswerRunHost, type PlannedRequest } from './answer-run.js';
+import { GatewayError } from '../../errors/gateway-error.js';
 import { answerProgress } from './answer-progress.js';
 import { decodeUpstreamJson } from './decode-upstream-json.js';
 import { decodeUpstreamSse } from './decode-upstream-sse.js';
@@ -22,7 +23,12 @@ import { HeldFailureJudge } from './held-failures.js';
 import { HealthChecker } from './health-checker.js';
 import { httpReplicaReport } from './http-replica-report.js';
 import type { ProbeResult } from './health-probe.js';
-import { MidStreamFailover, type Continuation, type ResumeFailure } from './mid-stream-failover.js';
+import {
+  continuationTermsOf,
+  MidStreamFailover,
+  type Continuation,
+  type ResumeFailure,
+} from './mid-stream-failover.js';
 import { prefixAffinityPosition } from './prefix-affinity-key.js';
 import { ReplicaPool, type Replica, type ReplicaState, type ReplicaTraffic } from './replica-pool.js';
 import { passwordOf, secretRedactor, type Redact } from './secret-redactor.js';
@@ -134,9 +140,18 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
   }
 
   generate(request: GenerationRequest): Observable<EngineEvent> {
-    return new Observable<EngineEvent>((subscriber) =>
-      new AnswerRun(this.runHost, this.plan(request), subscriber).start(),
-    );
+    // Planned when subscribed (its prefill is measured from there), then let go: the plan keeps the
+    // serialized upstream body, not the request's objects (docs/benchmarks.md, "The floors, with profiles").
+    let unplanned: GenerationRequest | undefined = request;
+    return new Observable<EngineEvent>((subscriber) => {
+      if (unplanned === undefined) {
+        subscriber.error(new GatewayError('internal', 'This generation was already sent upstream.'));
+        return undefined;
+      }
+      const plan = this.plan(unplanned);
+      unplanned = undefined;
+      return new AnswerRun(this.runHost, plan, subscriber).start();
+    });
   }
 
   /** The upstream request a generation becomes, and how its attempts are routed. */
@@ -158,8 +173,13 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
     const failover =
       whole || route === 'completions' || !this.failoverPolicy.enabled
         ? undefined
-        : new MidStreamFailover(request, upstreamRequest, this.failoverPolicy, startedAt);
-    return { request, whole, route, body, startedAt, failover, pick };
+        : new MidStreamFailover(continuationTermsOf(request), body, this.failoverPolicy, startedAt);
+    const asked = {
+      reasoningOutput: request.reasoningOutput,
+      traceHeaders: request.traceHeaders,
+      onResume: request.onResume,
+    };
+    return { asked, whole, route, body, startedAt, failover, pick };
   }
 
   /** The pooling APIs: one JSON answer each, retried on another replica before it (upstream-pooling.ts). */
@@ -305,7 +325,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
 
   /** One log line, one count, and the request's own notice (its trace) per resume. */
   private reportResume(
-    request: GenerationRequest,
+    asked: PlannedRequest,
     from: Replica,
     to: Replica,
     continuation: Continuation,
@@ -318,7 +338,7 @@ export class HttpEngine extends InferenceEngine implements ReadinessDetails, Gat
       `Model '${this.config.name}': replica ${from.label} failed mid-answer (${what}); continuing on ${to.label} after ` +
         `${continuation.producedTokens} output tokens (resume ${continuation.resume} of ${this.failoverPolicy.maxResumes}).`,
     );
-    request.onResume?.({
+    asked.onResume?.({
       reason: continuation.reason,
       resume: continuation.resume,
       producedTokens: continuation.producedTokens,

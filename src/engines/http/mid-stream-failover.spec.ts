@@ -3,7 +3,7 @@ import { generationRequest } from '../../../test/support/requests.js';
 import { EngineError } from '../../engine/engine-error.js';
 import { makeTimings, type EngineEvent, type TokenUsage } from '../../engine/engine-event.js';
 import type { GenerationRequest } from '../../engine/generation-request.js';
-import { MidStreamFailover, type Continuation } from './mid-stream-failover.js';
+import { continuationTermsOf, MidStreamFailover, type Continuation } from './mid-stream-failover.js';
 import { toUpstreamChatRequest } from './upstream-chat-request.js';
 import {
   upstreamFrameError,
@@ -39,7 +39,8 @@ const text = (piece: string): EngineEvent => ({ type: 'text', text: piece });
 function failoverFor(overrides: Partial<GenerationRequest> = {}, maxResumes = 2) {
   const request = generationRequest({ sampling: { stop: [], maxTokens: 10, seed: 7 }, ...overrides });
   const body = toUpstreamChatRequest(request, { upstreamModel: 'org/model', continuousUsage: true, whole: false });
-  return { failover: new MidStreamFailover(request, body, { maxResumes }, 1000), body };
+  const failover = new MidStreamFailover(continuationTermsOf(request), JSON.stringify(body), { maxResumes }, 1000);
+  return { failover, body };
 }
 
 /** The first attempt: two chunks of text with continuous usage, 50 ms of prefill then 20 ms of decoding. */

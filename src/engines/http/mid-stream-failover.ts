@@ -77,14 +77,18 @@ export class MidStreamFailover {
   private readonly keepsText: boolean;
 
   constructor(
-    private readonly request: GenerationRequest,
-    /** The first attempt's upstream body: each continuation extends it. */
-    private readonly body: Record<string, unknown>,
+    private readonly terms: ContinuationTerms,
+    /**
+     * The first attempt's upstream body, serialized: each continuation extends it, parsed again
+     * then. Kept as objects, it would be copied by every scavenge while the answer streams
+     * (docs/benchmarks.md, "The floors, with profiles"); a resume is rare.
+     */
+    private readonly body: string,
     private readonly policy: Pick<MidStreamFailoverConfig, 'maxResumes'>,
     /** When the request began (its measured prefill runs from it). */
     private readonly startedAt: number,
   ) {
-    this.keepsText = policy.maxResumes > 0 && !followsFormat(request);
+    this.keepsText = policy.maxResumes > 0 && !terms.followsFormat;
   }
 
   /** Records an event of the current attempt and returns it as the client's. */
@@ -159,7 +163,7 @@ export class MidStreamFailover {
           : ` It was continued ${this.resumes} time${this.resumes === 1 ? '' : 's'} on other replicas, as many as midStreamFailover.maxResumes allows.`;
       return { kind: 'end', error: cutError(error, spent), failure: 'spent' };
     }
-    const maxTokens = this.request.sampling.maxTokens;
+    const maxTokens = this.terms.maxTokens;
     const left = maxTokens === undefined ? undefined : maxTokens - this.usage.completionTokens;
     if (left !== undefined && left <= 0)
       return { kind: 'finish', event: { type: 'done', finishReason: 'length', usage: this.usage } };
@@ -170,7 +174,11 @@ export class MidStreamFailover {
     return {
       kind: 'continue',
       reason: error.cut,
-      body: toUpstreamContinuation(this.body, this.blocks.join('') + this.pieces.join(''), left),
+      body: toUpstreamContinuation(
+        JSON.parse(this.body) as Record<string, unknown>,
+        this.blocks.join('') + this.pieces.join(''),
+        left,
+      ),
       // The latest output's time, as the client's timings put it: the continuation's measured
       // prefill is then the gap the client saw between two tokens.
       startedAt: Math.min(now, this.startedAt + timings.prompt_ms + timings.predicted_ms),
@@ -181,7 +189,7 @@ export class MidStreamFailover {
 
   /** Why the answer so far cannot be continued faithfully; undefined when it can. */
   private uncontinuable(): string | undefined {
-    if (followsFormat(this.request)) return 'it follows a response format, whose grammar would start over';
+    if (this.terms.followsFormat) return 'it follows a response format, whose grammar would start over';
     if (this.wroteToolCall) return 'it was writing a tool call';
     if (this.lastOutput === 'reasoning') return 'the model was still reasoning';
     return undefined;
@@ -227,8 +235,14 @@ export function cutError(error: UpstreamError, why: string): UpstreamError {
   });
 }
 
-/** Whether the answer follows a response format (JSON, a schema): a grammar restarted mid-answer would break it. */
-function followsFormat(request: GenerationRequest): boolean {
+/** What of a request decides whether and how its answer is continued. */
+export interface ContinuationTerms {
+  maxTokens?: number;
+  /** It follows a response format (JSON, a schema): a grammar restarted mid-answer would break it. */
+  followsFormat: boolean;
+}
+
+export function continuationTermsOf(request: GenerationRequest): ContinuationTerms {
   const format = request.sampling.responseFormat;
-  return format !== undefined && format.type !== 'text';
+  return { maxTokens: request.sampling.maxTokens, followsFormat: format !== undefined && format.type !== 'text' };
 }

@@ -12,6 +12,7 @@ import type { ProtocolDescriptor } from '../../protocols/protocol-descriptor.js'
 import { pathOf } from '../../routing/probe-paths.js';
 import type { RequestGuard } from '../../routing/request-guard.js';
 import { validateRequestBody } from '../validation/request-validation.pipe.js';
+import { releaseParsedBody } from '../validation/strict-json-body-parser.js';
 
 /** What a generation route's handler gets besides its validated body. */
 export interface GenerationExchange {
@@ -159,6 +160,8 @@ class GenerationCall implements GenerationExchange, Observer<EngineEvent> {
       hooks.start(telemetry, this.request);
       this.stopSignals = telemetry.onSignal((signal: LifecycleSignal) => hooks.signal(telemetry, signal));
       events$ = this.route.handle(validateRequestBody(this.route.body, this.request.body), this);
+      // The handler decoded what it needs: the parsed body is not kept while the answer streams.
+      releaseParsedBody(this.request);
     } catch (error) {
       this.error(error);
       return;

@@ -1,7 +1,12 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { jsonShapeBeyond, nestsDeeperThan, strictJsonBodyParser } from './strict-json-body-parser.js';
+import {
+  jsonShapeBeyond,
+  nestsDeeperThan,
+  releaseParsedBody,
+  strictJsonBodyParser,
+} from './strict-json-body-parser.js';
 
 describe('strictJsonBodyParser', () => {
   const parse = (bytes: number[] | Buffer) =>
@@ -41,6 +46,38 @@ describe('strictJsonBodyParser', () => {
 
   it('drops a leading byte order mark, as the decoder did', async () => {
     expect(await parse([0xef, 0xbb, 0xbf, ...json('{"a":1}')])).toEqual({ error: null, body: { a: 1 } });
+  });
+});
+
+describe('releaseParsedBody', () => {
+  it('lets go of the parsed body: a later read parses the same bytes again, once, and a write replaces it', async () => {
+    const app = Fastify();
+    const parser = strictJsonBodyParser(app, 64);
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) =>
+      parser(request, body as Buffer, done),
+    );
+    const seen: unknown[] = [];
+    app.post('/', (request, reply) => {
+      const before = request.body;
+      releaseParsedBody(request);
+      const after = request.body;
+      seen.push(before, after, request.body);
+      request.body = { replaced: true };
+      reply.send(request.body);
+    });
+    const body = { model: 'm', messages: [{ role: 'user', content: 'é €\u0000' }], n: 1.5 };
+    const response = await app.inject({
+      method: 'POST',
+      url: '/',
+      headers: { 'content-type': 'application/json' },
+      payload: `\ufeff${JSON.stringify(body)}`,
+    });
+    expect(response.json()).toEqual({ replaced: true });
+    const [before, after, again] = seen;
+    expect(after).toStrictEqual(before);
+    expect(after).not.toBe(before);
+    expect(again).toBe(after);
+    await app.close();
   });
 });
 

@@ -49,9 +49,35 @@ export function strictJsonBodyParser(fastify: FastifyInstance, maxDepth: number,
             code: 'too_many_json_nodes',
           }),
         );
+      rawBodies.set(request, body);
       done(null, value);
     });
   };
+}
+
+/** Each parsed body's bytes, for releaseParsedBody: outside the collected heap. */
+const rawBodies = new WeakMap<FastifyRequest, Buffer>();
+
+/**
+ * Lets go of a request's parsed body once it is validated: `request.body` becomes a getter that
+ * parses the same bytes again, once, if anything reads it later. A body kept as objects while its
+ * answer streams is copied by every scavenge that meets it: most of an agent turn's cost over a
+ * bare proxy (docs/benchmarks.md, "The floors, with profiles"). The bytes passed the checks
+ * already, so the second parse gives an equal value.
+ */
+export function releaseParsedBody(request: FastifyRequest): void {
+  const raw = rawBodies.get(request);
+  if (raw === undefined) return;
+  rawBodies.delete(request);
+  let parsed: { value: unknown } | undefined;
+  Object.defineProperty(request, 'body', {
+    configurable: true,
+    enumerable: true,
+    get: () => (parsed ??= { value: JSON.parse(new TextDecoder('utf-8').decode(raw)) as unknown }).value,
+    set: (value: unknown) => {
+      Object.defineProperty(request, 'body', { configurable: true, enumerable: true, writable: true, value });
+    },
+  });
 }
 
 /** Whether `value` has an object or array more than `maxDepth` levels down; iterative, so any depth is safe. */

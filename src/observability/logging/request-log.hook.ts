@@ -19,7 +19,8 @@ const round = (ms: number | undefined) => (ms === undefined ? undefined : Math.r
  */
 @Injectable()
 export class RequestLogHook extends GenerationHook {
-  private readonly requests = new WeakMap<GenerationTelemetry, ObservedRequest>();
+  /** What the end's line needs of the HTTP request, read at its start: the body is let go once validated. */
+  private readonly requests = new WeakMap<GenerationTelemetry, StartedRequest>();
   private readonly outputs = new WeakMap<GenerationTelemetry, string>();
   private readonly includeContent: boolean;
 
@@ -32,7 +33,11 @@ export class RequestLogHook extends GenerationHook {
   }
 
   protected override onStart(telemetry: GenerationTelemetry, request: ObservedRequest): void {
-    this.requests.set(telemetry, request);
+    this.requests.set(telemetry, {
+      id: request.id,
+      asked: requestedOf(request.body),
+      body: this.includeContent ? request.body : undefined,
+    });
   }
 
   protected override onEvent(telemetry: GenerationTelemetry, event: EngineEvent): void {
@@ -44,7 +49,7 @@ export class RequestLogHook extends GenerationHook {
     const request = this.requests.get(telemetry);
     // A request refused before it was accepted (validation, unknown model, full queue) is still
     // named by what its body asked for.
-    const asked = telemetry.accepted ? undefined : requestedOf(request?.body);
+    const asked = telemetry.accepted ? undefined : request?.asked;
     const line: Record<string, unknown> = {
       context: LOG_CONTEXT,
       requestId: request?.id,
@@ -85,6 +90,13 @@ export class RequestLogHook extends GenerationHook {
     if (outcome.kind === 'failed') logger.warn(line, 'request failed');
     else logger.info(line, outcome.kind === 'client_closed' ? 'client closed the connection' : 'request completed');
   }
+}
+
+interface StartedRequest {
+  id?: string;
+  asked: { model?: string; stream?: boolean };
+  /** Only with `includeContent`. */
+  body: unknown;
 }
 
 /** Longer names are cut: a refused request's model is whatever its client sent. */
