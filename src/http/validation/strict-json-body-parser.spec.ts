@@ -50,7 +50,11 @@ describe('strictJsonBodyParser', () => {
 });
 
 describe('releaseParsedBody', () => {
-  it('lets go of the parsed body: a later read parses the same bytes again, once, and a write replaces it', async () => {
+  // A small body is kept as its text, a large one as its bytes: both read back equal.
+  it.each([
+    ['a small body', 'é €\u0000'],
+    ['a large body', 'é €'.repeat(4_000)],
+  ])('lets go of %s: a later read parses it again, once, and a write replaces it', async (_, content) => {
     const app = Fastify();
     const parser = strictJsonBodyParser(app, 64);
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) =>
@@ -65,7 +69,7 @@ describe('releaseParsedBody', () => {
       request.body = { replaced: true };
       reply.send(request.body);
     });
-    const body = { model: 'm', messages: [{ role: 'user', content: 'é €\u0000' }], n: 1.5 };
+    const body = { model: 'm', messages: [{ role: 'user', content }], n: 1.5 };
     const response = await app.inject({
       method: 'POST',
       url: '/',
@@ -74,6 +78,7 @@ describe('releaseParsedBody', () => {
     });
     expect(response.json()).toEqual({ replaced: true });
     const [before, after, again] = seen;
+    expect(before).toStrictEqual(body);
     expect(after).toStrictEqual(before);
     expect(after).not.toBe(before);
     expect(again).toBe(after);

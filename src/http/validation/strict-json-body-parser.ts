@@ -49,14 +49,15 @@ export function strictJsonBodyParser(fastify: FastifyInstance, maxDepth: number,
             code: 'too_many_json_nodes',
           }),
         );
-      rawBodies.set(request, body);
+      // A small Buffer is a view of Node's shared pool, which it would pin: its text is kept instead.
+      rawBodies.set(request, body.length <= Buffer.poolSize >>> 1 ? text : body);
       done(null, value);
     });
   };
 }
 
-/** Each parsed body's bytes, for releaseParsedBody: outside the collected heap. */
-const rawBodies = new WeakMap<FastifyRequest, Buffer>();
+/** Each parsed body's bytes (outside the collected heap), or its text when small, for releaseParsedBody. */
+const rawBodies = new WeakMap<FastifyRequest, Buffer | string>();
 
 /**
  * Lets go of a request's parsed body once it is validated: `request.body` becomes a getter that
@@ -73,7 +74,10 @@ export function releaseParsedBody(request: FastifyRequest): void {
   Object.defineProperty(request, 'body', {
     configurable: true,
     enumerable: true,
-    get: () => (parsed ??= { value: JSON.parse(new TextDecoder('utf-8').decode(raw)) as unknown }).value,
+    get: () =>
+      (parsed ??= {
+        value: JSON.parse(typeof raw === 'string' ? raw : new TextDecoder('utf-8').decode(raw)) as unknown,
+      }).value,
     set: (value: unknown) => {
       Object.defineProperty(request, 'body', { configurable: true, enumerable: true, writable: true, value });
     },
