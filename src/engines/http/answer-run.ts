@@ -24,6 +24,7 @@ export interface AnswerPlan {
   pick: (excluded: ReadonlySet<Replica>) => Replica | undefined;
 }
 
+/** The few fields of a request a run reads to its end: a plan keeps these, never the messages. */
 export type PlannedRequest = Pick<GenerationRequest, 'reasoningOutput' | 'traceHeaders' | 'onResume'>;
 
 /** What a run asks of the engine that serves it: the fleet, and the counts and logs kept across runs. */
